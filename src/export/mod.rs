@@ -1,0 +1,3 @@
+//! Writing what fabricopt builds in formats other tools read.
+
+pub mod topology;

@@ -1,0 +1,12 @@
+//! fabricopt: designs HPC interconnects.
+//!
+//! Data flows one way: problem file → topology → routing + traffic → simulator → metrics →
+//! search → export. See `docs/architecture.md`.
+
+pub mod cli;
+pub mod error;
+pub mod export;
+pub mod problem;
+pub mod topology;
+
+pub use error::{Error, Result};

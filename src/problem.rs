@@ -1,0 +1,167 @@
+//! Problem files (TOML): the head of the data flow. Every field is documented in
+//! docs/formats.md; unknown fields are errors so that typos do not pass silently.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::topology::metrics::{BisectionOptions, MetricsOptions};
+use crate::topology::spec::clean_serde_message;
+use crate::topology::{Topology, TopologyConfig};
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Problem {
+    /// Names the run; output folders under populations/ use it.
+    pub name: Option<String>,
+    /// The one seed every random choice derives from.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    pub topology: TopologyConfig,
+    #[serde(default)]
+    pub metrics: MetricsConfig,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MetricsConfig {
+    /// Multilevel partitioner restarts for the bisection upper bound.
+    pub bisection_restarts: usize,
+    /// Try to prove the exact bisection width up to this many routers.
+    pub exact_bisection_max_routers: usize,
+    /// Compute the edge connectivity up to this many routers.
+    pub connectivity_max_routers: usize,
+    /// Exploit the generator's (verified) symmetry.
+    pub use_symmetry: bool,
+}
+
+impl Default for MetricsConfig {
+    fn default() -> Self {
+        let d = MetricsOptions::default();
+        MetricsConfig {
+            bisection_restarts: d.bisection.restarts,
+            exact_bisection_max_routers: d.bisection.exact_max_routers,
+            connectivity_max_routers: d.connectivity_max_routers,
+            use_symmetry: d.use_symmetry,
+        }
+    }
+}
+
+impl MetricsConfig {
+    pub fn options(&self, seed: u64) -> Result<MetricsOptions> {
+        if self.bisection_restarts == 0 {
+            return Err(Error::field(
+                "metrics.bisection_restarts",
+                "must be at least 1",
+            ));
+        }
+        Ok(MetricsOptions {
+            bisection: BisectionOptions {
+                restarts: self.bisection_restarts,
+                seed,
+                exact_max_routers: self.exact_bisection_max_routers,
+            },
+            connectivity_max_routers: self.connectivity_max_routers,
+            use_symmetry: self.use_symmetry,
+        })
+    }
+}
+
+/// A loaded problem file together with where it came from (relative paths resolve there).
+#[derive(Clone, Debug)]
+pub struct LoadedProblem {
+    pub path: PathBuf,
+    pub problem: Problem,
+}
+
+impl LoadedProblem {
+    pub fn read(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let problem = parse_problem(&text).map_err(|e| e.in_file(path))?;
+        Ok(LoadedProblem {
+            path: path.to_path_buf(),
+            problem,
+        })
+    }
+
+    pub fn base_dir(&self) -> &Path {
+        self.path.parent().unwrap_or(Path::new("."))
+    }
+
+    pub fn build_topology(&self) -> Result<Topology> {
+        self.problem
+            .topology
+            .build(self.base_dir(), self.problem.seed)
+            .map_err(|e| prefix_field(e, "topology").in_file(&self.path))
+    }
+
+    pub fn metrics_options(&self) -> Result<MetricsOptions> {
+        self.problem
+            .metrics
+            .options(self.problem.seed)
+            .map_err(|e| e.in_file(&self.path))
+    }
+}
+
+/// Parses problem-file text; errors name the field path (`topology.g`) and the line.
+pub fn parse_problem(text: &str) -> Result<Problem> {
+    let de = toml::Deserializer::parse(text).map_err(|e| toml_error(&e, text, ""))?;
+    let mut track = serde_path_to_error::Track::new();
+    Problem::deserialize(serde_path_to_error::Deserializer::new(de, &mut track))
+        .map_err(|e| toml_error(&e, text, &track.path().to_string()))
+}
+
+fn toml_error(e: &toml::de::Error, text: &str, path: &str) -> Error {
+    let line = e
+        .span()
+        .map(|span| text[..span.start.min(text.len())].lines().count().max(1));
+    let location = match (path.is_empty() || path == ".", line) {
+        (false, Some(l)) => format!("line {l}: {path}"),
+        (false, None) => path.to_string(),
+        (true, Some(l)) => format!("line {l}"),
+        (true, None) => "file".to_string(),
+    };
+    Error::field(location, clean_serde_message(e.message()))
+}
+
+/// Prefixes a field error with its table (`g` -> `topology.g`).
+pub fn prefix_field(e: Error, table: &str) -> Error {
+    match e {
+        Error::Field { field, reason } => Error::Field {
+            field: format!("{table}.{field}"),
+            reason,
+        },
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_name_the_field_and_line() {
+        let err = parse_problem("seed = 1\n[topology]\nkind = \"mesh\"\ndims = [8, \"x\"]\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("line 4: topology.dims"), "{err}");
+        let err = parse_problem("[topology]\nkind = \"mesh\"\ncolour = 3\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unknown field `colour`"), "{err}");
+        let err = parse_problem("[topolog]\n").unwrap_err().to_string();
+        assert!(err.contains("unknown field `topolog`"), "{err}");
+    }
+
+    #[test]
+    fn defaults_apply() {
+        let p = parse_problem("[topology]\nkind = \"torus\"\ndims = [4, 4]\n").unwrap();
+        assert_eq!(p.seed, 1);
+        assert_eq!(p.metrics, MetricsConfig::default());
+    }
+}

@@ -1,0 +1,158 @@
+//! Random regular graphs built the way Jellyfish (Singla et al., NSDI'12) builds them: join
+//! random pairs of routers with free ports that are not yet neighbours; when no such pair is
+//! left but a router still has two free ports, remove a random link (x, y) and connect the
+//! router to both x and y. Deterministic for a given seed.
+//!
+//! Ports: terminals `0..c`, then network ports to the neighbours in ascending id order. When
+//! `routers * degree` is odd one port stays free.
+
+use std::collections::BTreeSet;
+
+use rand::{SeedableRng, seq::IndexedRandom};
+use rand_chacha::ChaCha8Rng;
+
+use crate::error::{Error, Result};
+use crate::topology::graph::RouterGraph;
+use crate::topology::model::{LinkKind, Shape, Topology, TopologyBuilder};
+use crate::topology::spec::LinkParams;
+
+pub fn jellyfish(
+    routers: usize,
+    degree: usize,
+    concentration: usize,
+    seed: u64,
+    params: &LinkParams,
+) -> Result<Topology> {
+    if !(2..=1 << 20).contains(&routers) {
+        return Err(Error::field(
+            "routers",
+            format!("must be in 2..=1048576 (got {routers})"),
+        ));
+    }
+    if degree < 2 || degree >= routers {
+        return Err(Error::field(
+            "degree",
+            format!(
+                "must be in 2..{routers} (routers - 1) so that the graph can be connected (got {degree})"
+            ),
+        ));
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    // A random regular graph of degree >= 3 is connected with high probability; retry with the
+    // same stream otherwise (degree 2 gives a union of cycles and may need a few tries).
+    for _ in 0..1000 {
+        let edges = random_regular(routers, degree, &mut rng);
+        let graph = RouterGraph::from_edges(routers, edges.iter().copied());
+        if !graph.is_connected() {
+            continue;
+        }
+        let mut b = TopologyBuilder::new(
+            format!("jellyfish:routers={routers},degree={degree},seed={seed}"),
+            routers,
+        );
+        b.attach_terminals_everywhere(concentration, params.terminal);
+        for &(u, v) in &edges {
+            b.connect_next(u, v, LinkKind::Local, params.local)?;
+        }
+        return b.finish(Shape::Jellyfish { degree, seed }, None);
+    }
+    Err(Error::field(
+        "degree",
+        format!(
+            "no connected random {degree}-regular graph on {routers} routers found in 1000 tries"
+        ),
+    ))
+}
+
+/// Edges sorted ascending, so that port order follows neighbour ids.
+fn random_regular(n: usize, d: usize, rng: &mut ChaCha8Rng) -> Vec<(usize, usize)> {
+    let mut adj: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); n];
+    let mut free: Vec<usize> = vec![d; n];
+    let mut open: Vec<usize> = (0..n).collect(); // routers with a free port
+    let link = |adj: &mut Vec<BTreeSet<usize>>, u: usize, v: usize| {
+        adj[u].insert(v);
+        adj[v].insert(u);
+    };
+    loop {
+        open.retain(|&v| free[v] > 0);
+        if open.len() < 2 {
+            break;
+        }
+        // Random tries first; fall back to an exhaustive scan before concluding none is left.
+        let mut pair = None;
+        for _ in 0..64 {
+            let u = *open.choose(rng).expect("non-empty");
+            let v = *open.choose(rng).expect("non-empty");
+            if u != v && !adj[u].contains(&v) {
+                pair = Some((u, v));
+                break;
+            }
+        }
+        if pair.is_none() {
+            let candidates: Vec<(usize, usize)> = open
+                .iter()
+                .enumerate()
+                .flat_map(|(i, &u)| open[i + 1..].iter().map(move |&v| (u, v)))
+                .filter(|&(u, v)| !adj[u].contains(&v))
+                .collect();
+            pair = candidates.choose(rng).copied();
+        }
+        if let Some((u, v)) = pair {
+            link(&mut adj, u, v);
+            free[u] -= 1;
+            free[v] -= 1;
+            continue;
+        }
+        // Stuck: routers with free ports are all neighbours. Rewire through an existing link
+        // (x, y): either one router with two free ports takes both ends, or two routers with
+        // one free port each take one end each.
+        let (u, v) = match open.iter().find(|&&w| free[w] >= 2) {
+            Some(&u) => (u, u),
+            None => (open[0], open[1]),
+        };
+        let fits = |w: usize, x: usize| x != u && x != v && !adj[w].contains(&x);
+        let candidates: Vec<(usize, usize)> = (0..n)
+            .flat_map(|x| adj[x].iter().map(move |&y| (x, y)))
+            .filter(|&(x, y)| fits(u, x) && fits(v, y) && (u != v || x < y))
+            .collect();
+        let Some(&(x, y)) = candidates.choose(rng) else {
+            break;
+        };
+        adj[x].remove(&y);
+        adj[y].remove(&x);
+        link(&mut adj, u, x);
+        link(&mut adj, v, y);
+        free[u] -= 1;
+        free[v] -= 1;
+    }
+    (0..n)
+        .flat_map(|u| adj[u].iter().filter(move |&&v| u < v).map(move |&v| (u, v)))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn is_regular_connected_and_deterministic() {
+        let p = LinkParams::default();
+        let t = jellyfish(50, 5, 2, 7, &p).unwrap();
+        let degrees = t.network_degrees();
+        // 50 * 5 is even: every router uses all its ports.
+        assert!(degrees.iter().all(|&d| d == 5), "{degrees:?}");
+        assert!(t.router_graph().is_connected());
+        assert_eq!(t.router_graph().num_links(), 125);
+        let again = jellyfish(50, 5, 2, 7, &p).unwrap();
+        assert_eq!(t.links, again.links);
+        let other = jellyfish(50, 5, 2, 8, &p).unwrap();
+        assert_ne!(t.links, other.links);
+    }
+
+    #[test]
+    fn odd_port_total_leaves_one_port_free() {
+        let t = jellyfish(11, 3, 1, 1, &LinkParams::default()).unwrap();
+        let total: usize = t.network_degrees().iter().sum();
+        assert_eq!(total, 32);
+    }
+}

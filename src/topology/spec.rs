@@ -1,0 +1,500 @@
+//! Topology descriptions: the `[topology]` table of a problem file and the short spec strings of
+//! the command line (`mesh:8x8`, `dragonfly:p=4`, ...). Both are read into the same flat
+//! [`TopologyConfig`], so both get the same validation and the same error messages.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::generators::{self, DragonflyArrangement};
+use super::model::{ChannelParams, Topology};
+use crate::error::{Error, Result};
+
+/// Every field a `[topology]` table may hold; which ones apply depends on `kind`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TopologyConfig {
+    pub kind: Option<String>,
+    pub name: Option<String>,
+    pub dims: Option<Vec<usize>>,
+    pub dimension: Option<usize>,
+    pub routers: Option<usize>,
+    pub degree: Option<usize>,
+    pub concentration: Option<usize>,
+    pub p: Option<usize>,
+    pub a: Option<usize>,
+    pub h: Option<usize>,
+    pub g: Option<usize>,
+    pub arrangement: Option<String>,
+    #[serde(alias = "R")]
+    pub r: Option<usize>,
+    #[serde(alias = "N")]
+    pub n: Option<usize>,
+    #[serde(alias = "M")]
+    pub m: Option<usize>,
+    pub genome: Option<Vec<i64>>,
+    pub seed: Option<u64>,
+    pub path: Option<PathBuf>,
+    pub local_latency: Option<u32>,
+    pub global_latency: Option<u32>,
+    pub terminal_latency: Option<u32>,
+    pub bandwidth: Option<f64>,
+}
+
+/// A validated topology description, ready to build.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TopologySpec {
+    Cartesian {
+        dims: Vec<usize>,
+        wrap: bool,
+        concentration: usize,
+    },
+    Dragonfly {
+        p: usize,
+        a: usize,
+        h: usize,
+        g: usize,
+        arrangement: DragonflyArrangement,
+    },
+    Exanest {
+        r: usize,
+        n: usize,
+        m: usize,
+        genome: Vec<usize>,
+        concentration: usize,
+    },
+    Jellyfish {
+        routers: usize,
+        degree: usize,
+        concentration: usize,
+        seed: u64,
+    },
+    Complete {
+        routers: usize,
+        concentration: usize,
+    },
+    File {
+        path: PathBuf,
+    },
+}
+
+/// Link parameters by kind, shared by all generators.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LinkParams {
+    pub local: ChannelParams,
+    pub global: ChannelParams,
+    pub terminal: ChannelParams,
+}
+
+impl Default for LinkParams {
+    fn default() -> Self {
+        LinkParams {
+            local: ChannelParams::default(),
+            global: ChannelParams::default(),
+            terminal: ChannelParams::default(),
+        }
+    }
+}
+
+pub const KINDS: &[&str] = &[
+    "mesh",
+    "torus",
+    "ring",
+    "hypercube",
+    "dragonfly",
+    "exanest",
+    "jellyfish",
+    "complete",
+    "file",
+];
+
+impl TopologyConfig {
+    /// Validates the fields for the chosen kind. `base_dir` resolves a relative `path`;
+    /// `default_seed` is the problem's seed, used when `seed` is not given.
+    pub fn resolve(
+        &self,
+        base_dir: &Path,
+        default_seed: u64,
+    ) -> Result<(TopologySpec, LinkParams)> {
+        let kind = self.kind.as_deref().ok_or_else(|| {
+            Error::field("kind", format!("is required (one of {})", KINDS.join(", ")))
+        })?;
+        let allowed: &[&str] = match kind {
+            "mesh" | "torus" => &["dims", "concentration"],
+            "ring" | "complete" => &["routers", "concentration"],
+            "hypercube" => &["dimension", "concentration"],
+            "dragonfly" => &["p", "a", "h", "g", "arrangement", "global_latency"],
+            "exanest" => &["r", "n", "m", "genome", "concentration", "global_latency"],
+            "jellyfish" => &["routers", "degree", "concentration", "seed"],
+            "file" => &["path"],
+            other => {
+                return Err(Error::field(
+                    "kind",
+                    format!(
+                        "unknown topology kind `{other}` (expected one of {})",
+                        KINDS.join(", ")
+                    ),
+                ));
+            }
+        };
+        self.reject_unused(kind, allowed)?;
+        let concentration = self.concentration.unwrap_or(1);
+        let spec = match kind {
+            "mesh" | "torus" => TopologySpec::Cartesian {
+                dims: require(&self.dims, "dims")?.clone(),
+                wrap: kind == "torus",
+                concentration,
+            },
+            "ring" => TopologySpec::Cartesian {
+                dims: vec![*require(&self.routers, "routers")?],
+                wrap: true,
+                concentration,
+            },
+            "hypercube" => {
+                let d = *require(&self.dimension, "dimension")?;
+                if !(1..=24).contains(&d) {
+                    return Err(Error::field(
+                        "dimension",
+                        format!("must be in 1..=24 (got {d})"),
+                    ));
+                }
+                TopologySpec::Cartesian {
+                    dims: vec![2; d],
+                    wrap: false,
+                    concentration,
+                }
+            }
+            "complete" => TopologySpec::Complete {
+                routers: *require(&self.routers, "routers")?,
+                concentration,
+            },
+            "dragonfly" => {
+                let p = *require(&self.p, "p")?;
+                let a = self.a.unwrap_or(2 * p);
+                let h = self.h.unwrap_or(p);
+                let g = self.g.unwrap_or(a * h + 1);
+                let arrangement = match self.arrangement.as_deref().unwrap_or("absolute") {
+                    "absolute" => DragonflyArrangement::Absolute,
+                    "relative" => DragonflyArrangement::Relative,
+                    "circulant" => DragonflyArrangement::Circulant,
+                    other => {
+                        return Err(Error::field(
+                            "arrangement",
+                            format!(
+                                "unknown arrangement `{other}` (expected absolute, relative or circulant)"
+                            ),
+                        ));
+                    }
+                };
+                TopologySpec::Dragonfly {
+                    p,
+                    a,
+                    h,
+                    g,
+                    arrangement,
+                }
+            }
+            "exanest" => {
+                let genome = require(&self.genome, "genome")?;
+                let genome = genome
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &s)| {
+                        usize::try_from(s).map_err(|_| {
+                            Error::field(
+                                format!("genome[{}]", i + 1),
+                                format!("gene {} = {s} is negative (0 means unused)", i + 1),
+                            )
+                        })
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                TopologySpec::Exanest {
+                    r: *require(&self.r, "r")?,
+                    n: *require(&self.n, "n")?,
+                    m: *require(&self.m, "m")?,
+                    genome,
+                    concentration: self.concentration.unwrap_or(3),
+                }
+            }
+            "jellyfish" => TopologySpec::Jellyfish {
+                routers: *require(&self.routers, "routers")?,
+                degree: *require(&self.degree, "degree")?,
+                concentration,
+                seed: self.seed.unwrap_or(default_seed),
+            },
+            "file" => {
+                let path = require(&self.path, "path")?;
+                TopologySpec::File {
+                    path: if path.is_absolute() {
+                        path.clone()
+                    } else {
+                        base_dir.join(path)
+                    },
+                }
+            }
+            _ => unreachable!("kinds are matched above"),
+        };
+        let mut params = LinkParams::default();
+        let bandwidth = self.bandwidth.unwrap_or(1.0);
+        if !(bandwidth > 0.0 && bandwidth.is_finite()) {
+            return Err(Error::field(
+                "bandwidth",
+                format!("must be a positive number of flits per cycle (got {bandwidth})"),
+            ));
+        }
+        for (value, name, target) in [
+            (self.local_latency, "local_latency", &mut params.local),
+            (self.global_latency, "global_latency", &mut params.global),
+            (
+                self.terminal_latency,
+                "terminal_latency",
+                &mut params.terminal,
+            ),
+        ] {
+            let latency = value.unwrap_or(1);
+            if latency == 0 {
+                return Err(Error::field(name, "must be at least 1 cycle"));
+            }
+            *target = ChannelParams { latency, bandwidth };
+        }
+        Ok((spec, params))
+    }
+
+    fn reject_unused(&self, kind: &str, allowed: &[&str]) -> Result<()> {
+        let always = [
+            "kind",
+            "name",
+            "local_latency",
+            "terminal_latency",
+            "bandwidth",
+        ];
+        let value = toml::Value::try_from(self).expect("config serialises");
+        if let toml::Value::Table(table) = value {
+            for key in table.keys() {
+                if kind == "file" && key != "kind" && key != "name" && key != "path" {
+                    return Err(Error::field(
+                        key.as_str(),
+                        "does not apply to kind `file` (the file holds the whole topology)",
+                    ));
+                }
+                if !always.contains(&key.as_str()) && !allowed.contains(&key.as_str()) {
+                    return Err(Error::field(
+                        key.as_str(),
+                        format!(
+                            "does not apply to kind `{kind}` (it takes {})",
+                            allowed.join(", ")
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Parses a command-line spec: `kind[:positional][,key=value...]`, e.g. `torus:4x4x4,c=2`,
+    /// `dragonfly:p=4,arrangement=relative`, `exanest:R=2,N=4,M=2,genome=5/17/8/22`.
+    pub fn parse_spec(spec: &str) -> Result<TopologyConfig> {
+        let (kind, rest) = spec.split_once(':').unwrap_or((spec, ""));
+        let kind = kind.trim().to_ascii_lowercase();
+        if !KINDS.contains(&kind.as_str()) || kind == "file" {
+            return Err(Error::field(
+                "kind",
+                format!(
+                    "unknown topology `{kind}` (expected one of {}, or a .toml/.json/.txt file)",
+                    KINDS[..KINDS.len() - 1].join(", ")
+                ),
+            ));
+        }
+        let mut table = toml::Table::new();
+        table.insert("kind".into(), toml::Value::String(kind.clone()));
+        for (i, item) in rest
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .enumerate()
+        {
+            let (key, value) = match item.split_once('=') {
+                Some((k, v)) => (canonical_key(k.trim()), v.trim()),
+                None if i == 0 => (positional_key(&kind).to_string(), item),
+                None => {
+                    return Err(Error::field(
+                        item,
+                        "expected key=value (only the first item may be positional)",
+                    ));
+                }
+            };
+            if table.contains_key(&key) {
+                return Err(Error::field(key, "is given twice"));
+            }
+            table.insert(key, spec_value(value));
+        }
+        let mut track = serde_path_to_error::Track::new();
+        let de = serde_path_to_error::Deserializer::new(toml::Value::Table(table), &mut track);
+        TopologyConfig::deserialize(de).map_err(|e| {
+            let path = track.path().to_string();
+            Error::field(path, clean_serde_message(&e.to_string()))
+        })
+    }
+
+    /// Builds the topology this config describes.
+    pub fn build(&self, base_dir: &Path, default_seed: u64) -> Result<Topology> {
+        let (spec, params) = self.resolve(base_dir, default_seed)?;
+        let mut topo = spec.build(&params)?;
+        if let Some(name) = &self.name {
+            topo.name = name.clone();
+        }
+        Ok(topo)
+    }
+}
+
+impl TopologySpec {
+    pub fn build(&self, params: &LinkParams) -> Result<Topology> {
+        match self {
+            TopologySpec::Cartesian {
+                dims,
+                wrap,
+                concentration,
+            } => generators::cartesian(dims, *wrap, *concentration, params),
+            TopologySpec::Dragonfly {
+                p,
+                a,
+                h,
+                g,
+                arrangement,
+            } => generators::dragonfly(*p, *a, *h, *g, *arrangement, params),
+            TopologySpec::Exanest {
+                r,
+                n,
+                m,
+                genome,
+                concentration,
+            } => generators::exanest(*r, *n, *m, genome, *concentration, params),
+            TopologySpec::Jellyfish {
+                routers,
+                degree,
+                concentration,
+                seed,
+            } => generators::jellyfish(*routers, *degree, *concentration, *seed, params),
+            TopologySpec::Complete {
+                routers,
+                concentration,
+            } => generators::complete(*routers, *concentration, params),
+            TopologySpec::File { path } => super::import::read_topology_file(path),
+        }
+    }
+}
+
+fn require<'a, T>(value: &'a Option<T>, field: &str) -> Result<&'a T> {
+    value
+        .as_ref()
+        .ok_or_else(|| Error::field(field, "is required for this kind"))
+}
+
+fn canonical_key(key: &str) -> String {
+    match key {
+        "c" => "concentration".into(),
+        "R" => "r".into(),
+        "N" => "n".into(),
+        "M" => "m".into(),
+        other => other.into(),
+    }
+}
+
+fn positional_key(kind: &str) -> &'static str {
+    match kind {
+        "mesh" | "torus" => "dims",
+        "hypercube" => "dimension",
+        "dragonfly" => "p",
+        _ => "routers",
+    }
+}
+
+/// Spec values: `8x8` and `5/17/8/22` are integer lists, then integers, floats, words.
+fn spec_value(text: &str) -> toml::Value {
+    let list = |sep: char| {
+        let parts: Vec<&str> = text.split(sep).collect();
+        parts
+            .iter()
+            .map(|p| p.trim().parse::<i64>().map(toml::Value::Integer))
+            .collect::<Result<Vec<_>, _>>()
+            .ok()
+            .map(toml::Value::Array)
+    };
+    if text.contains('x') {
+        if let Some(v) = list('x') {
+            return v;
+        }
+    }
+    if text.contains('/') {
+        if let Some(v) = list('/') {
+            return v;
+        }
+    }
+    if let Ok(i) = text.parse::<i64>() {
+        return toml::Value::Integer(i);
+    }
+    if let Ok(f) = text.parse::<f64>() {
+        return toml::Value::Float(f);
+    }
+    toml::Value::String(text.to_string())
+}
+
+/// serde says "invalid value: integer `-1`, expected usize"; keep it on one line.
+pub(crate) fn clean_serde_message(message: &str) -> String {
+    message.lines().next().unwrap_or(message).trim().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(s: &str) -> Result<TopologySpec> {
+        TopologyConfig::parse_spec(s)?
+            .resolve(Path::new("."), 1)
+            .map(|(s, _)| s)
+    }
+
+    #[test]
+    fn parses_specs() {
+        assert_eq!(
+            spec("torus:4x4x4,c=2").unwrap(),
+            TopologySpec::Cartesian {
+                dims: vec![4, 4, 4],
+                wrap: true,
+                concentration: 2
+            }
+        );
+        assert_eq!(
+            spec("dragonfly:p=4").unwrap(),
+            TopologySpec::Dragonfly {
+                p: 4,
+                a: 8,
+                h: 4,
+                g: 33,
+                arrangement: DragonflyArrangement::Absolute
+            }
+        );
+        assert_eq!(
+            spec("exanest:R=2,N=4,M=2,genome=5/17/8/22").unwrap(),
+            TopologySpec::Exanest {
+                r: 2,
+                n: 4,
+                m: 2,
+                genome: vec![5, 17, 8, 22],
+                concentration: 3
+            }
+        );
+    }
+
+    #[test]
+    fn rejects_bad_specs_naming_the_field() {
+        let msg = |s: &str| spec(s).unwrap_err().to_string();
+        assert!(msg("blob:3").starts_with("kind: unknown topology `blob`"));
+        assert!(msg("mesh:8xq").contains("dims"), "{}", msg("mesh:8xq"));
+        assert!(msg("dragonfly:p=4,x=3").contains("unknown field `x`"));
+        assert!(msg("mesh:8x8,p=3").starts_with("p: does not apply to kind `mesh`"));
+        assert!(msg("dragonfly:p=-1").starts_with("p: "));
+        assert!(msg("dragonfly:p=4,arrangement=zigzag").starts_with("arrangement: unknown"));
+        assert!(msg("exanest:R=2,N=4,M=2,genome=5/-1").starts_with("genome[2]: gene 2 = -1"));
+    }
+}
