@@ -75,12 +75,12 @@ fn random_regular(n: usize, d: usize, rng: &mut ChaCha8Rng) -> Vec<(usize, usize
     };
     loop {
         open.retain(|&v| free[v] > 0);
-        if open.len() < 2 {
+        if open.is_empty() || (open.len() == 1 && free[open[0]] < 2) {
             break;
         }
         // Random tries first; fall back to an exhaustive scan before concluding none is left.
         let mut pair = None;
-        for _ in 0..64 {
+        for _ in 0..if open.len() >= 2 { 64 } else { 0 } {
             let u = *open.choose(rng).expect("non-empty");
             let v = *open.choose(rng).expect("non-empty");
             if u != v && !adj[u].contains(&v) {
@@ -147,6 +147,19 @@ mod tests {
         assert_eq!(t.links, again.links);
         let other = jellyfish(50, 5, 2, 8, &p).unwrap();
         assert_ne!(t.links, other.links);
+    }
+
+    #[test]
+    fn every_port_is_used_whatever_the_seed() {
+        for seed in 0..30 {
+            for (n, d) in [(64, 6), (20, 3), (16, 15)] {
+                let t = jellyfish(n, d, 0, seed, &LinkParams::default()).unwrap();
+                assert!(
+                    t.network_degrees().iter().all(|&x| x == d),
+                    "n={n} d={d} seed={seed}"
+                );
+            }
+        }
     }
 
     #[test]
