@@ -7,7 +7,7 @@ use fabricopt::topology::generators::{
 };
 use fabricopt::topology::metrics::{
     self, BisectionOptions, MetricsOptions, TopologyMetrics, bisection, disjoint_shortest_paths,
-    distances_from, max_flow, shortest_path_count, summarize,
+    distances_from, edge_connectivity, max_flow, shortest_path_count, summarize,
 };
 use fabricopt::topology::{Endpoint, LinkKind, LinkParams, RouterGraph, Topology};
 use rand::{Rng, SeedableRng};
@@ -296,13 +296,13 @@ fn symmetry_matches_brute_force() {
     }
 }
 
-fn random_graph(rng: &mut ChaCha8Rng, n: usize, p: f64) -> RouterGraph {
+fn random_graph(rng: &mut ChaCha8Rng, n: usize, p: f64, parallel: bool) -> RouterGraph {
     let mut edges = Vec::new();
     for u in 0..n {
         for v in u + 1..n {
             if rng.random_bool(p) {
                 edges.push((u, v));
-                if rng.random_bool(0.15) {
+                if parallel && rng.random_bool(0.15) {
                     edges.push((u, v)); // parallel link
                 }
             }
@@ -316,9 +316,9 @@ fn random_graph(rng: &mut ChaCha8Rng, n: usize, p: f64) -> RouterGraph {
 #[test]
 fn menger_equalities_on_small_graphs() {
     let mut rng = ChaCha8Rng::seed_from_u64(5);
-    for _ in 0..40 {
+    for round in 0..80 {
         let n = rng.random_range(4..=9);
-        let g = random_graph(&mut rng, n, 0.45);
+        let g = random_graph(&mut rng, n, 0.45, round % 2 == 0);
         let s = 0;
         let t = n - 1;
         // All paths: min over vertex sets S with s in S, t not in S.
@@ -331,6 +331,15 @@ fn menger_equalities_on_small_graphs() {
             min_cut = min_cut.min(g.cut_size(&side));
         }
         assert_eq!(u64::from(max_flow(&g, s, t)), min_cut);
+        // Global edge connectivity: the smallest cut over all splits.
+        let global = (1u32..(1 << n) - 1)
+            .map(|mask| {
+                let side: Vec<bool> = (0..n).map(|v| mask & (1 << v) != 0).collect();
+                g.cut_size(&side)
+            })
+            .min()
+            .unwrap();
+        assert_eq!(u64::from(edge_connectivity(&g)), global);
         // Shortest paths: arcs x->y with d(s,x)+1 = d(s,y) and y on a shortest path to t.
         let ds = distances_from(&g, s);
         let dt = distances_from(&g, t);
@@ -379,7 +388,7 @@ fn bisection_bounds_bracket_the_exact_value() {
     let mut rng = ChaCha8Rng::seed_from_u64(9);
     for _ in 0..10 {
         let n = rng.random_range(8..=14);
-        let g = random_graph(&mut rng, n, 0.4);
+        let g = random_graph(&mut rng, n, 0.4, true);
         let b = bisection(&g, None, &BisectionOptions::default());
         let exact = b.exact.expect("small graphs are solved exactly");
         assert!(b.lower <= exact && exact <= b.upper);
