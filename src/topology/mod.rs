@@ -1,8 +1,12 @@
 //! Topologies: the model the simulator runs on, generators, file import and metrics.
 
+pub mod format_json;
 pub mod generators;
 pub mod graph;
 pub mod import;
+mod import_anynet;
+mod import_edges;
+mod import_json;
 pub mod metrics;
 pub mod model;
 pub mod spec;
