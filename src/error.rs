@@ -8,12 +8,12 @@ pub enum Error {
     /// A field of a spec, problem file or genome has a bad value.
     #[error("{field}: {reason}")]
     Field { field: String, reason: String },
-    /// A file could not be read or written.
-    #[error("{}: {source}", path.display())]
+    /// A file could not be read or written. (The I/O error is part of the message rather than
+    /// a `source`, so that chained printing does not repeat it.)
+    #[error("{}: {error}", path.display())]
     Io {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// A file's content is malformed; `location` is e.g. `line 3` or a field path.
     #[error("{}: {location}: {reason}", path.display())]
@@ -37,10 +37,10 @@ impl Error {
         }
     }
 
-    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+    pub fn io(path: impl Into<PathBuf>, error: std::io::Error) -> Self {
         Error::Io {
             path: path.into(),
-            source,
+            error,
         }
     }
 

@@ -34,6 +34,8 @@ pub struct MetricsConfig {
     pub bisection_restarts: usize,
     /// Try to prove the exact bisection width up to this many routers.
     pub exact_bisection_max_routers: usize,
+    /// Node budget of the exact bisection search (it gives up, leaving `exact` null, past it).
+    pub exact_bisection_node_budget: u64,
     /// Compute the edge connectivity up to this many routers.
     pub connectivity_max_routers: usize,
     /// Exploit the generator's (verified) symmetry.
@@ -46,6 +48,7 @@ impl Default for MetricsConfig {
         MetricsConfig {
             bisection_restarts: d.bisection.restarts,
             exact_bisection_max_routers: d.bisection.exact_max_routers,
+            exact_bisection_node_budget: d.bisection.exact_node_budget,
             connectivity_max_routers: d.connectivity_max_routers,
             use_symmetry: d.use_symmetry,
         }
@@ -65,6 +68,7 @@ impl MetricsConfig {
                 restarts: self.bisection_restarts,
                 seed,
                 exact_max_routers: self.exact_bisection_max_routers,
+                exact_node_budget: self.exact_bisection_node_budget,
             },
             connectivity_max_routers: self.connectivity_max_routers,
             use_symmetry: self.use_symmetry,

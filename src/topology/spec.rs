@@ -79,21 +79,11 @@ pub enum TopologySpec {
 }
 
 /// Link parameters by kind, shared by all generators.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct LinkParams {
     pub local: ChannelParams,
     pub global: ChannelParams,
     pub terminal: ChannelParams,
-}
-
-impl Default for LinkParams {
-    fn default() -> Self {
-        LinkParams {
-            local: ChannelParams::default(),
-            global: ChannelParams::default(),
-            terminal: ChannelParams::default(),
-        }
-    }
 }
 
 pub const KINDS: &[&str] = &[
