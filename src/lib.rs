@@ -7,6 +7,9 @@ pub mod cli;
 pub mod error;
 pub mod export;
 pub mod problem;
+pub mod routing;
+pub mod sim;
 pub mod topology;
+pub mod traffic;
 
 pub use error::{Error, Result};

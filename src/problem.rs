@@ -6,9 +6,12 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::routing::RoutingConfig;
+use crate::sim::SimConfig;
 use crate::topology::metrics::{BisectionOptions, MetricsOptions};
 use crate::topology::spec::clean_serde_message;
 use crate::topology::{Topology, TopologyConfig};
+use crate::traffic::TrafficConfig;
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -21,6 +24,14 @@ pub struct Problem {
     pub topology: TopologyConfig,
     #[serde(default)]
     pub metrics: MetricsConfig,
+    /// The routing algorithm (needed by `simulate`).
+    pub routing: Option<RoutingConfig>,
+    /// Traffic classes, one `[[traffic]]` table each (needed by `simulate`).
+    #[serde(default)]
+    pub traffic: Vec<TrafficConfig>,
+    /// Router model, switching and measurement phases.
+    #[serde(default)]
+    pub simulation: SimConfig,
 }
 
 fn default_seed() -> u64 {
@@ -123,7 +134,7 @@ pub fn parse_problem(text: &str) -> Result<Problem> {
 fn toml_error(e: &toml::de::Error, text: &str, path: &str) -> Error {
     let line = e
         .span()
-        .map(|span| text[..span.start.min(text.len())].lines().count().max(1));
+        .map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1);
     let location = match (path.is_empty() || path == ".", line) {
         (false, Some(l)) => format!("line {l}: {path}"),
         (false, None) => path.to_string(),

@@ -1,5 +1,7 @@
 //! The `fabricopt` command line.
 
+pub mod bench;
+pub mod simulate;
 mod topo;
 
 use std::process::ExitCode;
@@ -21,6 +23,10 @@ pub struct Cli {
 pub enum Command {
     /// Build a topology and print its metrics, or export it.
     Topo(topo::TopoArgs),
+    /// Simulate a problem file: latency and throughput per offered load.
+    Simulate(simulate::SimulateArgs),
+    /// Run the standard simulator speed cases and print simulated cycles/s.
+    Bench(bench::BenchArgs),
 }
 
 /// Runs the CLI; errors are printed as one line and give a non-zero exit code.
@@ -28,6 +34,8 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Topo(args) => topo::run(&args),
+        Command::Simulate(args) => simulate::run(&args),
+        Command::Bench(args) => bench::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -6,11 +6,9 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::topology::format_json::TopologyFile;
 use crate::topology::{Endpoint, LinkKind, Topology};
 
@@ -36,7 +34,7 @@ impl TopologyFormat {
 /// `path`); returns warnings (e.g. what a format cannot express).
 pub fn write_topology(topo: &Topology, format: TopologyFormat, path: &Path) -> Result<Vec<String>> {
     let (text, warnings) = to_format_string(topo, format);
-    write_atomically(path, text.as_bytes())?;
+    super::write_atomically(path, text.as_bytes())?;
     Ok(warnings)
 }
 
@@ -225,43 +223,6 @@ pub fn to_anynet_string(topo: &Topology) -> (String, Vec<String>) {
         out.push('\n');
     }
     (out, warnings)
-}
-
-/// Writes `contents` to a temporary file next to `path`, then renames it over `path`, so that
-/// readers never see a half-written file.
-fn write_atomically(path: &Path, contents: &[u8]) -> Result<()> {
-    static COUNTER: AtomicUsize = AtomicUsize::new(0);
-    let Some(name) = path.file_name() else {
-        return Err(Error::File {
-            path: path.to_path_buf(),
-            reason: "is not a file name to write to".into(),
-        });
-    };
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let tmp = dir.join(format!(
-        ".{}.{}.{}.tmp",
-        name.to_string_lossy(),
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
-    let result = (|| {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)?;
-        f.write_all(contents)?;
-        f.sync_all()?;
-        drop(f);
-        std::fs::rename(&tmp, path)
-    })();
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(Error::io(path, e));
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -1,0 +1,115 @@
+//! `fabricopt bench`: the standard simulator speed cases, single-threaded.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::Result;
+use clap::Args;
+use serde::Serialize;
+
+use super::simulate::Setup;
+use crate::problem::{LoadedProblem, parse_problem};
+use crate::sim::Engine;
+
+/// The speed cases: (name, problem file text). The files live in problems/bench/.
+pub const CASES: &[(&str, &str)] = &[
+    (
+        "mesh8x8-uniform-0.1",
+        include_str!("../../problems/bench/mesh8x8-uniform-0.1.toml"),
+    ),
+    (
+        "dragonfly1056-min-uniform-0.2",
+        include_str!("../../problems/bench/dragonfly1056-min-uniform-0.2.toml"),
+    ),
+];
+
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Timed repetitions per case (the median is reported).
+    #[arg(long, default_value_t = 3)]
+    pub repeat: usize,
+    /// Run only the cases whose name contains this text.
+    #[arg(long)]
+    pub only: Option<String>,
+}
+
+#[derive(Serialize)]
+pub struct CaseResult {
+    pub name: String,
+    pub cycles: u64,
+    pub cycles_per_s: f64,
+    pub flit_hops_per_s: f64,
+    pub repeats: usize,
+}
+
+#[derive(Serialize)]
+struct Report {
+    cases: Vec<CaseResult>,
+}
+
+/// Runs one case: warm-up untimed, then `measure_cycles` timed; the median of `repeat` runs.
+pub fn run_case(name: &str, text: &str, repeat: usize) -> Result<CaseResult> {
+    let path = PathBuf::from(format!("problems/bench/{name}.toml"));
+    let problem = parse_problem(text).map_err(|e| e.in_file(&path))?;
+    let setup = Setup::from_loaded(&LoadedProblem { path, problem })?;
+    let cycles = setup.params.measure_cycles;
+    let mut samples = Vec::with_capacity(repeat);
+    for _ in 0..repeat.max(1) {
+        let mut engine = Engine::new(
+            &setup.topo,
+            setup.routing.as_ref(),
+            setup.traffic.clone(),
+            setup.params.clone(),
+            setup.seed,
+        );
+        for _ in 0..setup.params.warmup_cycles {
+            engine.step();
+        }
+        let hops_before = engine.counters.flit_hops;
+        let start = Instant::now();
+        for _ in 0..cycles {
+            engine.step();
+        }
+        let secs = start.elapsed().as_secs_f64();
+        samples.push((
+            cycles as f64 / secs,
+            (engine.counters.flit_hops - hops_before) as f64 / secs,
+        ));
+    }
+    samples.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (cps, fhps) = samples[samples.len() / 2];
+    Ok(CaseResult {
+        name: name.to_string(),
+        cycles,
+        cycles_per_s: cps,
+        flit_hops_per_s: fhps,
+        repeats: samples.len(),
+    })
+}
+
+pub fn run(args: &BenchArgs) -> Result<()> {
+    let mut cases = Vec::new();
+    for (name, text) in CASES {
+        if args.only.as_deref().is_some_and(|o| !name.contains(o)) {
+            continue;
+        }
+        let r = run_case(name, text, args.repeat)?;
+        if !args.json {
+            eprintln!(
+                "{:<32} {:>12.0} cycles/s {:>14.0} flit-hops/s  (median of {}, {} cycles each)",
+                r.name, r.cycles_per_s, r.flit_hops_per_s, r.repeats, r.cycles
+            );
+        }
+        cases.push(r);
+    }
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &Report { cases })?;
+        writeln!(out)?;
+    }
+    Ok(())
+}

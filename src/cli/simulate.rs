@@ -1,0 +1,233 @@
+//! `fabricopt simulate`: latency and throughput per offered load.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+
+use crate::export::plot::{Series, line_plot};
+use crate::problem::{LoadedProblem, prefix_field};
+use crate::routing::build_routing;
+use crate::sim::{self, LoadPoint, SimParams};
+use crate::topology::Topology;
+use crate::traffic::Traffic;
+
+#[derive(Args, Debug)]
+pub struct SimulateArgs {
+    /// Problem file with [topology], [routing], [[traffic]] and [simulation] tables.
+    pub problem: PathBuf,
+    /// Simulate one offered load (flits per terminal per cycle) instead of the file's.
+    #[arg(long, conflicts_with = "sweep")]
+    pub load: Option<f64>,
+    /// Simulate loads FROM:TO:STEP (inclusive), in parallel.
+    #[arg(long, value_name = "FROM:TO:STEP")]
+    pub sweep: Option<String>,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Write a latency-vs-offered-load plot (SVG).
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
+    /// Override the problem file's seed.
+    #[arg(long)]
+    pub seed: Option<u64>,
+}
+
+/// Everything a simulation needs, built from a problem file.
+pub struct Setup {
+    pub name: String,
+    pub seed: u64,
+    pub topo: Topology,
+    pub routing: Box<dyn crate::routing::RoutingFunction>,
+    pub traffic: Traffic,
+    pub params: SimParams,
+}
+
+impl Setup {
+    pub fn load(path: &Path, seed: Option<u64>) -> Result<Setup> {
+        let mut loaded = LoadedProblem::read(path)?;
+        if let Some(seed) = seed {
+            loaded.problem.seed = seed;
+        }
+        Self::from_loaded(&loaded)
+    }
+
+    pub fn from_loaded(loaded: &LoadedProblem) -> Result<Setup> {
+        let path = loaded.path.as_path();
+        let p = &loaded.problem;
+        let topo = loaded.build_topology()?;
+        let in_file = |e: crate::Error| e.in_file(path);
+        let params = p.simulation.resolve().map_err(in_file)?;
+        let Some(routing_cfg) = &p.routing else {
+            bail!(
+                "{}: routing: a [routing] table is required to simulate",
+                path.display()
+            );
+        };
+        if p.traffic.is_empty() {
+            bail!(
+                "{}: traffic: at least one [[traffic]] table is required to simulate",
+                path.display()
+            );
+        }
+        let routing = build_routing(routing_cfg, &topo, params.num_vcs).map_err(in_file)?;
+        let traffic = Traffic::build(&p.traffic, &topo, p.seed, loaded.base_dir())
+            .map_err(|e| in_file(prefix_field(e, "traffic")))?;
+        Ok(Setup {
+            name: p.name.clone().unwrap_or_else(|| topo.name.clone()),
+            seed: p.seed,
+            topo,
+            routing,
+            traffic,
+            params,
+        })
+    }
+}
+
+#[derive(Serialize)]
+struct Report<'a> {
+    problem: &'a str,
+    topology: &'a str,
+    routing: String,
+    seed: u64,
+    simulation: &'a SimParams,
+    points: &'a [LoadPoint],
+    saturation_throughput: Option<f64>,
+}
+
+/// `FROM:TO:STEP`, inclusive of TO (within rounding).
+pub fn parse_sweep(text: &str) -> Result<Vec<f64>> {
+    let parts: Vec<&str> = text.split(':').collect();
+    let [from, to, step] = parts.as_slice() else {
+        bail!("--sweep: expected FROM:TO:STEP, e.g. 0.05:0.5:0.05 (got `{text}`)");
+    };
+    let num = |s: &str, what: &str| -> Result<f64> {
+        s.trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite())
+            .with_context(|| format!("--sweep: {what} `{s}` is not a number"))
+    };
+    let (from, to, step) = (num(from, "FROM")?, num(to, "TO")?, num(step, "STEP")?);
+    if !(from > 0.0 && to >= from && step > 0.0) {
+        bail!("--sweep: need 0 < FROM <= TO and STEP > 0 (got {from}:{to}:{step})");
+    }
+    let count = ((to - from) / step + 1e-9).floor() as usize + 1;
+    if count > 1000 {
+        bail!("--sweep: {count} points is too many (at most 1000)");
+    }
+    Ok((0..count).map(|i| from + i as f64 * step).collect())
+}
+
+pub fn run(args: &SimulateArgs) -> Result<()> {
+    let setup = Setup::load(&args.problem, args.seed)?;
+    let loads = match (&args.sweep, args.load) {
+        (Some(s), _) => parse_sweep(s)?,
+        (None, Some(l)) => {
+            if !(l > 0.0 && l.is_finite()) {
+                bail!(
+                    "--load: must be a positive number of flits per terminal per cycle (got {l})"
+                );
+            }
+            vec![l]
+        }
+        (None, None) => vec![setup.traffic.nominal_load(0)],
+    };
+    let bar = ProgressBar::new(loads.len() as u64);
+    bar.set_style(
+        ProgressStyle::with_template("simulating [{bar:30}] {pos}/{len} loads, {elapsed} elapsed")
+            .expect("static template")
+            .progress_chars("=> "),
+    );
+    let points = sim::sweep(
+        &setup.topo,
+        setup.routing.as_ref(),
+        &setup.traffic,
+        &setup.params,
+        setup.seed,
+        &loads,
+        &|| bar.inc(1),
+    )?;
+    bar.finish_and_clear();
+    let saturation = sim::saturation_throughput(&points);
+    if let Some(path) = &args.plot {
+        let series = [Series {
+            label: &setup.routing.name(),
+            points: points
+                .iter()
+                .filter(|p| !p.saturated)
+                .map(|p| (p.offered, p.latency_avg))
+                .collect(),
+        }];
+        line_plot(
+            path,
+            &format!("{} — {}", setup.name, setup.routing.name()),
+            "offered load (flits/terminal/cycle)",
+            "average packet latency (cycles)",
+            &series,
+        )?;
+        eprintln!("wrote {}", path.display());
+    }
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        let report = Report {
+            problem: &setup.name,
+            topology: &setup.topo.name,
+            routing: setup.routing.name(),
+            seed: setup.seed,
+            simulation: &setup.params,
+            points: &points,
+            saturation_throughput: saturation,
+        };
+        serde_json::to_writer_pretty(&mut out, &report)?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "{}: {} routing on {} ({} terminals), seed {}",
+        setup.name,
+        setup.routing.name(),
+        setup.topo.name,
+        setup.topo.num_terminals(),
+        setup.seed
+    )?;
+    writeln!(
+        out,
+        "{:>7} {:>8} {:>8} {:>16} {:>7} {:>7} {:>7} {:>9} {:>6}  status",
+        "load", "offered", "accepted", "latency avg±ci", "p50", "p99", "max", "net avg", "hops"
+    )?;
+    for p in &points {
+        let ci = p.latency_ci95.map_or(String::new(), |c| format!("±{c:.1}"));
+        let status = match (&p.deadlock, &p.saturation_reason) {
+            (Some(d), _) => format!(
+                "DEADLOCK at cycle {} ({} VCs in the cycle)",
+                d.cycle,
+                d.cycle_vcs.len()
+            ),
+            (None, Some(r)) => format!("saturated: {r}"),
+            (None, None) => "ok".to_string(),
+        };
+        writeln!(
+            out,
+            "{:>7.3} {:>8.4} {:>8.4} {:>16} {:>7.1} {:>7.1} {:>7.1} {:>9.1} {:>6.2}  {status}",
+            p.load,
+            p.offered,
+            p.accepted,
+            format!("{:.1}{ci}", p.latency_avg),
+            p.latency_p50,
+            p.latency_p99,
+            p.latency_max,
+            p.network_latency_avg,
+            p.hops_avg,
+        )?;
+    }
+    match saturation {
+        Some(s) => writeln!(out, "saturation throughput ≈ {s:.4} flits/terminal/cycle")?,
+        None => writeln!(out, "no load point saturated")?,
+    }
+    Ok(())
+}

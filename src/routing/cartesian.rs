@@ -1,0 +1,462 @@
+//! Mesh and torus routing: dimension-order routing (DOR) with datelines, Duato's minimal
+//! adaptive routing over a DOR escape network, Star-channel, Valiant and two-phase ROMM.
+//!
+//! Port numbering follows the generator (`topology::generators::cartesian`): terminals `0..c`,
+//! then port `c + 2d` towards `coord[d] - 1` and `c + 2d + 1` towards `coord[d] + 1`. The
+//! constructor checks the topology against that numbering instead of trusting the shape.
+//!
+//! Routing state: `aux` bit `d` = "this packet crossed the wrap link of dimension `d`" (in the
+//! current phase); `phase` / `intermediate` for Valiant and ROMM. The VC assignments and the
+//! deadlock arguments are in `docs/routing.md`.
+
+use rand::Rng;
+
+use super::config::RoutingConfig;
+use super::{
+    Candidate, NO_ROUTER, PacketInfo, RouteContext, RouteRng, RouteState, RoutingFunction, VcRange,
+};
+use crate::error::{Error, Result};
+use crate::topology::{Endpoint, Shape, Topology};
+
+#[cfg(test)]
+#[path = "cartesian_testkit.rs"]
+pub(crate) mod testkit;
+
+#[cfg(test)]
+#[path = "cartesian_tests.rs"]
+mod tests;
+
+const MINUS: usize = 0;
+const PLUS: usize = 1;
+
+/// The mesh/torus algorithms of this module.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CartesianAlgorithm {
+    /// Dimension order, shortest direction per ring (tie at k/2: +), datelines on tori.
+    Dor,
+    /// Minimal adaptive VCs ranked by congestion, DOR escape VCs offered last.
+    Duato,
+    /// Star-channel: DOR escape ("star") VCs plus adaptive ("nonstar") VCs on any minimal
+    /// direction, in dimension order (congestion-oblivious selection).
+    Star,
+    /// Random intermediate router; DOR to it, then DOR to the destination.
+    Valiant,
+    /// Random intermediate inside the minimal quadrant; DOR to it, then DOR to the destination.
+    Romm,
+}
+
+impl CartesianAlgorithm {
+    pub const ALL: [CartesianAlgorithm; 5] = [
+        CartesianAlgorithm::Dor,
+        CartesianAlgorithm::Duato,
+        CartesianAlgorithm::Star,
+        CartesianAlgorithm::Valiant,
+        CartesianAlgorithm::Romm,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            CartesianAlgorithm::Dor => "dor",
+            CartesianAlgorithm::Duato => "duato",
+            CartesianAlgorithm::Star => "star",
+            CartesianAlgorithm::Valiant => "valiant",
+            CartesianAlgorithm::Romm => "romm",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|a| a.name() == name)
+    }
+
+    /// VCs per channel needed on a mesh (`wrap = false`) or torus.
+    pub fn min_vcs(self, wrap: bool) -> usize {
+        let dateline = if wrap { 2 } else { 1 };
+        match self {
+            CartesianAlgorithm::Dor => dateline,
+            CartesianAlgorithm::Duato | CartesianAlgorithm::Star => dateline + 1,
+            CartesianAlgorithm::Valiant | CartesianAlgorithm::Romm => 2 * dateline,
+        }
+    }
+}
+
+/// Registry entry: builds `dor`, `duato`, `star`, `valiant` or `romm`; `Ok(None)` for other
+/// names.
+pub fn build(
+    cfg: &RoutingConfig,
+    topo: &Topology,
+    num_vcs: usize,
+) -> Result<Option<Box<dyn RoutingFunction>>> {
+    let Some(algorithm) = CartesianAlgorithm::from_name(&cfg.algorithm) else {
+        return Ok(None);
+    };
+    let name = algorithm.name();
+    for (field, set) in [
+        ("routing.ugal_factor", cfg.ugal_factor.is_some()),
+        ("routing.ugal_bias", cfg.ugal_bias.is_some()),
+        ("routing.max_layers", cfg.max_layers.is_some()),
+        ("routing.root", cfg.root.is_some()),
+    ] {
+        if set {
+            return Err(Error::field(
+                field,
+                format!("does not apply to routing `{name}`"),
+            ));
+        }
+    }
+    Ok(Some(Box::new(CartesianRouting::new(
+        algorithm, topo, num_vcs,
+    )?)))
+}
+
+/// A mesh/torus routing function with its geometry tables.
+#[derive(Clone, Debug)]
+pub struct CartesianRouting {
+    algorithm: CartesianAlgorithm,
+    dims: Vec<usize>,
+    /// `strides[d] = prod(dims[..d])`.
+    strides: Vec<usize>,
+    wrap: bool,
+    /// Terminal ports per router.
+    concentration: usize,
+    num_routers: usize,
+    num_vcs: usize,
+    /// Ejection port of every terminal.
+    eject_port: Vec<u16>,
+}
+
+impl CartesianRouting {
+    /// Checks that `topo` is a mesh or torus numbered like the generator's.
+    pub fn new(algorithm: CartesianAlgorithm, topo: &Topology, num_vcs: usize) -> Result<Self> {
+        let name = algorithm.name();
+        let shape_err = |reason: String| {
+            Error::field(
+                "routing.algorithm",
+                format!(
+                    "`{name}` routes meshes and tori only; topology `{}` {reason}",
+                    topo.name
+                ),
+            )
+        };
+        let Shape::Cartesian { dims, wrap } = &topo.shape else {
+            return Err(shape_err("is not a mesh or torus".into()));
+        };
+        if dims.is_empty() || dims.len() > 32 || dims.iter().any(|&k| k < 2) {
+            return Err(shape_err(format!(
+                "has dimensions {dims:?} (need 1..=32 dimensions of at least 2 routers)"
+            )));
+        }
+        if num_vcs > usize::from(u8::MAX) {
+            return Err(Error::field(
+                "simulation.num_vcs",
+                format!("routing `{name}` supports at most 255 VCs per channel (got {num_vcs})"),
+            ));
+        }
+        let mut strides = Vec::with_capacity(dims.len());
+        let mut n = 1usize;
+        for &k in dims {
+            strides.push(n);
+            n *= k;
+        }
+        if n != topo.num_routers() {
+            return Err(shape_err(format!(
+                "has {} routers, not the {n} of dimensions {dims:?}",
+                topo.num_routers()
+            )));
+        }
+        let net_ports = 2 * dims.len();
+        let c = topo.routers[0].ports.len().saturating_sub(net_ports);
+        let rf = CartesianRouting {
+            algorithm,
+            dims: dims.clone(),
+            strides,
+            wrap: *wrap,
+            concentration: c,
+            num_routers: n,
+            num_vcs,
+            eject_port: topo.terminals.iter().map(|t| t.port as u16).collect(),
+        };
+        // Every network port must lead where the numbering says.
+        for r in 0..n {
+            if topo.routers[r].ports.len() != c + net_ports {
+                return Err(shape_err(format!(
+                    "router {r} has {} ports, expected {}",
+                    topo.routers[r].ports.len(),
+                    c + net_ports
+                )));
+            }
+            for d in 0..dims.len() {
+                for dir in [MINUS, PLUS] {
+                    let port = rf.port(d, dir);
+                    let expect = rf.neighbour(r, d, dir).map(|nb| (nb, rf.port(d, 1 - dir)));
+                    let got = match topo.peer(r, port) {
+                        Some(Endpoint::Router { router, port }) => Some((router, port)),
+                        None => None,
+                        Some(Endpoint::Terminal { .. }) => Some((usize::MAX, 0)),
+                    };
+                    if got != expect {
+                        return Err(shape_err(format!(
+                            "does not follow the mesh/torus port numbering at router {r} port {port}"
+                        )));
+                    }
+                }
+            }
+        }
+        if topo.terminals.iter().any(|t| t.port >= c) {
+            return Err(shape_err("has terminals on network ports".into()));
+        }
+        Ok(rf)
+    }
+
+    fn coord(&self, r: usize, d: usize) -> usize {
+        (r / self.strides[d]) % self.dims[d]
+    }
+
+    fn port(&self, d: usize, dir: usize) -> usize {
+        self.concentration + 2 * d + dir
+    }
+
+    /// The router one step from `r` along dimension `d` in direction `dir`, if connected.
+    fn neighbour(&self, r: usize, d: usize, dir: usize) -> Option<usize> {
+        let (k, x, s) = (self.dims[d], self.coord(r, d), self.strides[d]);
+        let y = match dir {
+            PLUS if x + 1 < k => x + 1,
+            PLUS if self.wrap => 0,
+            MINUS if x > 0 => x - 1,
+            MINUS if self.wrap => k - 1,
+            _ => return None,
+        };
+        Some(r - x * s + y * s)
+    }
+
+    /// Whether leaving `r` along `d` in direction `dir` uses the wrap link of the ring.
+    fn is_wrap(&self, r: usize, d: usize, dir: usize) -> bool {
+        let x = self.coord(r, d);
+        self.wrap && ((dir == PLUS && x == self.dims[d] - 1) || (dir == MINUS && x == 0))
+    }
+
+    /// DOR direction and distance from coordinate `x` to `y` along dimension `d`: the
+    /// shortest direction around a ring, `+` at a tie (offset k/2).
+    fn dor_dir(&self, d: usize, x: usize, y: usize) -> (usize, usize) {
+        let k = self.dims[d];
+        if !self.wrap {
+            return if y >= x {
+                (PLUS, y - x)
+            } else {
+                (MINUS, x - y)
+            };
+        }
+        let fwd = (y + k - x) % k;
+        if fwd <= k - fwd {
+            (PLUS, fwd)
+        } else {
+            (MINUS, k - fwd)
+        }
+    }
+
+    /// The DOR hop from `cur` towards `target` (≠ `cur`): (dimension, direction).
+    fn dor_hop(&self, cur: usize, target: usize) -> (usize, usize) {
+        (0..self.dims.len())
+            .find_map(|d| {
+                let (x, y) = (self.coord(cur, d), self.coord(target, d));
+                (x != y).then(|| (d, self.dor_dir(d, x, y).0))
+            })
+            .expect("dor_hop called at the target")
+    }
+
+    /// Dateline classes per phase: 2 on a torus (before / after the wrap link), 1 on a mesh.
+    fn dateline_classes(&self) -> usize {
+        if self.wrap { 2 } else { 1 }
+    }
+
+    /// Dateline class of a hop along dimension `d`: 1 once the wrap link of `d` was crossed.
+    fn dateline(&self, state: &RouteState, d: usize) -> usize {
+        if self.wrap {
+            ((state.aux >> d) & 1) as usize
+        } else {
+            0
+        }
+    }
+
+    /// VC block `class` of `classes` equal contiguous blocks of all VCs (extra VCs are spread
+    /// over the classes rather than left unused).
+    fn block(&self, class: usize, classes: usize) -> VcRange {
+        VcRange::new(
+            class * self.num_vcs / classes,
+            (class + 1) * self.num_vcs / classes,
+        )
+    }
+
+    fn draw_intermediate(&self, pkt: &PacketInfo, rng: &mut RouteRng) -> u32 {
+        match self.algorithm {
+            CartesianAlgorithm::Romm => {
+                let (src, dst) = (pkt.src_router as usize, pkt.dst_router as usize);
+                let mut r = 0;
+                for d in 0..self.dims.len() {
+                    let (k, x) = (self.dims[d], self.coord(src, d));
+                    let (dir, dist) = self.dor_dir(d, x, self.coord(dst, d));
+                    let off = rng.random_range(0..=dist);
+                    let y = if dir == PLUS {
+                        (x + off) % k
+                    } else {
+                        (x + k - off) % k
+                    };
+                    r += y * self.strides[d];
+                }
+                r as u32
+            }
+            _ => rng.random_range(0..self.num_routers) as u32,
+        }
+    }
+
+    fn two_phase(&self) -> bool {
+        matches!(
+            self.algorithm,
+            CartesianAlgorithm::Valiant | CartesianAlgorithm::Romm
+        )
+    }
+
+    /// Duato / Star-channel: adaptive candidates on every minimal direction, then the escape.
+    fn route_adaptive(
+        &self,
+        ctx: &RouteContext,
+        dst: usize,
+        state: &RouteState,
+        out: &mut Vec<Candidate>,
+    ) {
+        let cur = ctx.router;
+        let escape_vcs = self.dateline_classes();
+        let adaptive = VcRange::new(escape_vcs, self.num_vcs);
+        let start = out.len();
+        let mut scores = [0i64; 64];
+        for d in 0..self.dims.len() {
+            let (x, y) = (self.coord(cur, d), self.coord(dst, d));
+            if x == y {
+                continue;
+            }
+            let (dir, dist) = self.dor_dir(d, x, y);
+            let tie = self.wrap && 2 * dist == self.dims[d];
+            let dirs: &[usize] = if tie { &[PLUS, MINUS] } else { &[dir] };
+            for &dir in dirs {
+                let port = self.port(d, dir);
+                let view = ctx.congestion;
+                let free: i64 = adaptive
+                    .iter()
+                    .map(|vc| i64::from(view.credits(cur, port, vc)))
+                    .sum();
+                scores[out.len() - start] = free - i64::from(view.output_queue(cur, port));
+                out.push(Candidate {
+                    port: port as u16,
+                    vcs: adaptive,
+                });
+            }
+        }
+        if self.algorithm == CartesianAlgorithm::Duato {
+            // Stable insertion sort, most free credits (minus queue) first.
+            let m = out.len() - start;
+            for i in 1..m {
+                let mut j = i;
+                while j > 0 && scores[j - 1] < scores[j] {
+                    scores.swap(j - 1, j);
+                    out.swap(start + j - 1, start + j);
+                    j -= 1;
+                }
+            }
+        }
+        let (d, dir) = self.dor_hop(cur, dst);
+        out.push(Candidate {
+            port: self.port(d, dir) as u16,
+            vcs: VcRange::single(self.dateline(state, d)),
+        });
+    }
+}
+
+impl RoutingFunction for CartesianRouting {
+    fn name(&self) -> String {
+        self.algorithm.name().to_string()
+    }
+
+    fn min_vcs(&self) -> usize {
+        self.algorithm.min_vcs(self.wrap)
+    }
+
+    fn init_packet(&self, pkt: &PacketInfo, state: &mut RouteState, rng: &mut RouteRng) {
+        state.aux = 0;
+        if self.two_phase() {
+            state.phase = 0;
+            state.intermediate = self.draw_intermediate(pkt, rng);
+        }
+    }
+
+    fn route(
+        &self,
+        ctx: &RouteContext,
+        pkt: &PacketInfo,
+        state: &mut RouteState,
+        rng: &mut RouteRng,
+        out: &mut Vec<Candidate>,
+    ) {
+        let cur = ctx.router;
+        let dst = pkt.dst_router as usize;
+        if cur == dst {
+            out.push(Candidate {
+                port: self.eject_port[pkt.dst_terminal as usize],
+                vcs: VcRange::new(0, self.num_vcs),
+            });
+            return;
+        }
+        let classes = self.dateline_classes();
+        match self.algorithm {
+            CartesianAlgorithm::Dor => {
+                let (d, dir) = self.dor_hop(cur, dst);
+                out.push(Candidate {
+                    port: self.port(d, dir) as u16,
+                    vcs: self.block(self.dateline(state, d), classes),
+                });
+            }
+            CartesianAlgorithm::Duato | CartesianAlgorithm::Star => {
+                self.route_adaptive(ctx, dst, state, out)
+            }
+            CartesianAlgorithm::Valiant | CartesianAlgorithm::Romm => {
+                if state.phase == 0 && state.intermediate == NO_ROUTER {
+                    // init_packet was not called: draw now (from the source's point of view).
+                    state.intermediate = self.draw_intermediate(pkt, rng);
+                }
+                if state.phase == 0 && cur == state.intermediate as usize {
+                    state.phase = 1;
+                    state.aux = 0; // datelines restart with the new DOR phase
+                }
+                let target = if state.phase == 0 {
+                    state.intermediate as usize
+                } else {
+                    dst
+                };
+                let (d, dir) = self.dor_hop(cur, target);
+                let phase = usize::from(state.phase.min(1));
+                out.push(Candidate {
+                    port: self.port(d, dir) as u16,
+                    vcs: self.block(phase * classes + self.dateline(state, d), 2 * classes),
+                });
+            }
+        }
+    }
+
+    fn on_forward(
+        &self,
+        ctx: &RouteContext,
+        _pkt: &PacketInfo,
+        chosen: Candidate,
+        _vc: usize,
+        state: &mut RouteState,
+    ) {
+        let port = chosen.port as usize;
+        if self.wrap && port >= self.concentration {
+            let (d, dir) = (
+                (port - self.concentration) / 2,
+                (port - self.concentration) % 2,
+            );
+            if d < self.dims.len() && self.is_wrap(ctx.router, d, dir) {
+                state.aux |= 1 << d;
+            }
+        }
+    }
+}

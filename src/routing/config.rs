@@ -1,0 +1,67 @@
+//! The `[routing]` table of a problem file and the registry that builds a routing function
+//! by name.
+
+use serde::{Deserialize, Serialize};
+
+use super::RoutingFunction;
+use crate::error::{Error, Result};
+use crate::topology::Topology;
+
+/// Every field the `[routing]` table may hold; which ones apply depends on `algorithm`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoutingConfig {
+    /// Algorithm name, e.g. `dor`, `min`, `ugal_g`, `dfsssp`, `updown`.
+    pub algorithm: String,
+    /// UGAL/PAR: take the non-minimal path iff `cost_min > factor * cost_nonmin + bias`
+    /// (seed-notes §2: factor 2, bias 0).
+    pub ugal_factor: Option<f64>,
+    pub ugal_bias: Option<f64>,
+    /// Layered shortest-path routing: most VC layers to use (default: all VCs).
+    pub max_layers: Option<usize>,
+    /// up*/down*: root router (default: the router of least eccentricity, lowest id).
+    pub root: Option<usize>,
+}
+
+/// A family of algorithms: returns `Ok(None)` when the name is not one of its own.
+type Family = fn(&RoutingConfig, &Topology, usize) -> Result<Option<Box<dyn RoutingFunction>>>;
+
+const FAMILIES: &[Family] = &[
+    super::cartesian::build,
+    super::dragonfly::build,
+    super::layered::build,
+];
+
+/// Algorithm names known to the registry, for error messages.
+pub const ALGORITHMS: &str = "dor, duato, star, valiant, romm (mesh/torus); min, val_g, val_n, \
+ugal_g, ugal_n, par (dragonfly); dfsssp, updown (any topology)";
+
+/// Builds the routing function named in `cfg` for `topo` with `num_vcs` VCs per channel.
+pub fn build_routing(
+    cfg: &RoutingConfig,
+    topo: &Topology,
+    num_vcs: usize,
+) -> Result<Box<dyn RoutingFunction>> {
+    for family in FAMILIES {
+        if let Some(r) = family(cfg, topo, num_vcs)? {
+            if r.min_vcs() > num_vcs {
+                return Err(Error::field(
+                    "simulation.num_vcs",
+                    format!(
+                        "routing `{}` needs at least {} VCs per channel (got {num_vcs})",
+                        r.name(),
+                        r.min_vcs()
+                    ),
+                ));
+            }
+            return Ok(r);
+        }
+    }
+    Err(Error::field(
+        "routing.algorithm",
+        format!(
+            "unknown algorithm `{}` (expected one of: {ALGORITHMS})",
+            cfg.algorithm
+        ),
+    ))
+}

@@ -1,0 +1,534 @@
+//! Dragonfly routing (Kim et al. 2008; baselines of the Q-adaptive paper, seed-notes §2): MIN,
+//! VALg, VALn, UGALg, UGALn and PAR.
+//!
+//! Router id = `group * a + r`; ports: terminals `0..p`, local ports `p..p+a-1` to the other
+//! routers of the group in ascending order, global ports from `p + a - 1` on. The local ports
+//! are checked against that rule; the global links are read from the topology (`peer`) into
+//! per-group-pair tables at construction, so any arrangement (absolute, relative, circulant,
+//! several links per group pair) works.
+//!
+//! Routing state: `phase` 0 = towards the intermediate, 1 = towards the destination;
+//! `intermediate` = Valiant router (VALn, UGALn, PAR); `aux` = Valiant group (VALg, UGALg);
+//! `flags` = [`NONMIN`], [`DECIDED`], [`REEVALUATED`], [`DRAWN`] and the number of global hops
+//! taken (bits 4..7). VC classes and the deadlock argument are in `docs/routing.md`.
+
+use rand::Rng;
+
+use super::config::RoutingConfig;
+use super::{
+    Candidate, CongestionView, NO_ROUTER, PacketInfo, RouteContext, RouteRng, RouteState,
+    RoutingFunction, VcRange,
+};
+use crate::error::{Error, Result};
+use crate::topology::{Endpoint, Shape, Topology};
+
+#[cfg(test)]
+#[path = "dragonfly_tests.rs"]
+mod tests;
+
+/// The packet follows a Valiant (non-minimal) route.
+pub const NONMIN: u8 = 1;
+/// UGAL/PAR: the source router has made its minimal / non-minimal decision.
+pub const DECIDED: u8 = 2;
+/// PAR: the decision was re-evaluated at the second source-group router.
+pub const REEVALUATED: u8 = 4;
+/// The intermediate was drawn (by `init_packet`, or by `route` if that was not called).
+pub const DRAWN: u8 = 8;
+const GH_SHIFT: u8 = 4;
+
+/// The dragonfly algorithms of this module.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DragonflyAlgorithm {
+    Min,
+    ValG,
+    ValN,
+    UgalG,
+    UgalN,
+    Par,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Intermediate {
+    None,
+    Group,
+    Router,
+}
+
+impl DragonflyAlgorithm {
+    pub const ALL: [DragonflyAlgorithm; 6] = [
+        DragonflyAlgorithm::Min,
+        DragonflyAlgorithm::ValG,
+        DragonflyAlgorithm::ValN,
+        DragonflyAlgorithm::UgalG,
+        DragonflyAlgorithm::UgalN,
+        DragonflyAlgorithm::Par,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            DragonflyAlgorithm::Min => "min",
+            DragonflyAlgorithm::ValG => "val_g",
+            DragonflyAlgorithm::ValN => "val_n",
+            DragonflyAlgorithm::UgalG => "ugal_g",
+            DragonflyAlgorithm::UgalN => "ugal_n",
+            DragonflyAlgorithm::Par => "par",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|a| a.name() == name)
+    }
+
+    /// VC classes (= VCs per channel needed), seed-notes §2.
+    pub fn min_vcs(self) -> usize {
+        match self {
+            DragonflyAlgorithm::Min => 2,
+            DragonflyAlgorithm::ValG | DragonflyAlgorithm::UgalG => 3,
+            DragonflyAlgorithm::ValN | DragonflyAlgorithm::UgalN => 4,
+            DragonflyAlgorithm::Par => 5,
+        }
+    }
+
+    fn intermediate(self) -> Intermediate {
+        match self {
+            DragonflyAlgorithm::Min => Intermediate::None,
+            DragonflyAlgorithm::ValG | DragonflyAlgorithm::UgalG => Intermediate::Group,
+            _ => Intermediate::Router,
+        }
+    }
+
+    fn adaptive(self) -> bool {
+        matches!(
+            self,
+            DragonflyAlgorithm::UgalG | DragonflyAlgorithm::UgalN | DragonflyAlgorithm::Par
+        )
+    }
+}
+
+/// Registry entry: builds `min`, `val_g`, `val_n`, `ugal_g`, `ugal_n` or `par`; `Ok(None)`
+/// for other names.
+pub fn build(
+    cfg: &RoutingConfig,
+    topo: &Topology,
+    num_vcs: usize,
+) -> Result<Option<Box<dyn RoutingFunction>>> {
+    let Some(algorithm) = DragonflyAlgorithm::from_name(&cfg.algorithm) else {
+        return Ok(None);
+    };
+    let name = algorithm.name();
+    let ugal_fields = [
+        ("routing.ugal_factor", cfg.ugal_factor.is_some()),
+        ("routing.ugal_bias", cfg.ugal_bias.is_some()),
+    ];
+    let other_fields = [
+        ("routing.max_layers", cfg.max_layers.is_some()),
+        ("routing.root", cfg.root.is_some()),
+    ];
+    for (field, set) in other_fields
+        .into_iter()
+        .chain(ugal_fields.into_iter().filter(|_| !algorithm.adaptive()))
+    {
+        if set {
+            return Err(Error::field(
+                field,
+                format!("does not apply to routing `{name}`"),
+            ));
+        }
+    }
+    let factor = cfg.ugal_factor.unwrap_or(2.0);
+    if !(factor.is_finite() && factor >= 0.0) {
+        return Err(Error::field(
+            "routing.ugal_factor",
+            format!("must be a finite number >= 0 (got {factor})"),
+        ));
+    }
+    let bias = cfg.ugal_bias.unwrap_or(0.0);
+    if !bias.is_finite() {
+        return Err(Error::field(
+            "routing.ugal_bias",
+            format!("must be a finite number (got {bias})"),
+        ));
+    }
+    let mut rf = DragonflyRouting::new(algorithm, topo, num_vcs)?;
+    rf.factor = factor;
+    rf.bias = bias;
+    Ok(Some(Box::new(rf)))
+}
+
+/// One global link leaving a group: the router holding it, its port and the router it lands on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct GlobalLink {
+    router: u32,
+    port: u16,
+    to: u32,
+}
+
+/// A dragonfly routing function with its lookup tables.
+#[derive(Clone, Debug)]
+pub struct DragonflyRouting {
+    algorithm: DragonflyAlgorithm,
+    p: usize,
+    a: usize,
+    g: usize,
+    num_vcs: usize,
+    /// UGAL/PAR: non-minimal iff `cost_min > factor * cost_nonmin + bias`.
+    factor: f64,
+    bias: f64,
+    /// First global port (`p + a - 1`).
+    first_global: usize,
+    /// `links[from_group * g + to_group]`: the global links between the two groups.
+    links: Vec<Vec<GlobalLink>>,
+    /// Ejection port of every terminal.
+    eject_port: Vec<u16>,
+}
+
+impl DragonflyRouting {
+    /// Reads the global-link tables from `topo` and checks the local port numbering.
+    pub fn new(algorithm: DragonflyAlgorithm, topo: &Topology, num_vcs: usize) -> Result<Self> {
+        let name = algorithm.name();
+        let shape_err = |reason: String| {
+            Error::field(
+                "routing.algorithm",
+                format!(
+                    "`{name}` routes dragonflies only; topology `{}` {reason}",
+                    topo.name
+                ),
+            )
+        };
+        let &Shape::Dragonfly { p, a, g, .. } = &topo.shape else {
+            return Err(shape_err("is not a dragonfly".into()));
+        };
+        if num_vcs > usize::from(u8::MAX) {
+            return Err(Error::field(
+                "simulation.num_vcs",
+                format!("routing `{name}` supports at most 255 VCs per channel (got {num_vcs})"),
+            ));
+        }
+        if a == 0 || g < 2 || topo.num_routers() != a * g {
+            return Err(shape_err(format!(
+                "has {} routers, not a = {a} times g = {g}",
+                topo.num_routers()
+            )));
+        }
+        let first_global = p + a - 1;
+        let mut links = vec![Vec::new(); g * g];
+        for router in 0..a * g {
+            let (grp, r) = (router / a, router % a);
+            let ports = topo.routers[router].ports.len();
+            if ports < first_global {
+                return Err(shape_err(format!(
+                    "router {router} has {ports} ports, fewer than p + a - 1 = {first_global}"
+                )));
+            }
+            for port in 0..ports {
+                let peer = match topo.peer(router, port) {
+                    Some(Endpoint::Router { router, .. }) => Some(router),
+                    Some(Endpoint::Terminal { .. }) if port < p => continue,
+                    Some(Endpoint::Terminal { .. }) => {
+                        return Err(shape_err(format!(
+                            "has a terminal on network port {port} of router {router}"
+                        )));
+                    }
+                    None => None,
+                };
+                if port < p {
+                    if peer.is_some() {
+                        return Err(shape_err(format!(
+                            "has a router link on terminal port {port} of router {router}"
+                        )));
+                    }
+                } else if port < first_global {
+                    let other = port - p;
+                    let other = if other < r { other } else { other + 1 };
+                    if peer != Some(grp * a + other) {
+                        return Err(shape_err(format!(
+                            "does not follow the dragonfly local port numbering at router \
+                             {router} port {port}"
+                        )));
+                    }
+                } else if let Some(to) = peer {
+                    if to / a == grp {
+                        return Err(shape_err(format!(
+                            "has a link inside group {grp} on global port {port} of router {router}"
+                        )));
+                    }
+                    links[grp * g + to / a].push(GlobalLink {
+                        router: router as u32,
+                        port: port as u16,
+                        to: to as u32,
+                    });
+                }
+            }
+        }
+        for from in 0..g {
+            for to in (0..g).filter(|&t| t != from) {
+                if links[from * g + to].is_empty() {
+                    return Err(shape_err(format!(
+                        "has no global link from group {from} to group {to}"
+                    )));
+                }
+            }
+        }
+        if topo.terminals.iter().any(|t| t.port >= p) {
+            return Err(shape_err("has terminals on network ports".into()));
+        }
+        Ok(DragonflyRouting {
+            algorithm,
+            p,
+            a,
+            g,
+            num_vcs,
+            factor: 2.0,
+            bias: 0.0,
+            first_global,
+            links,
+            eject_port: topo.terminals.iter().map(|t| t.port as u16).collect(),
+        })
+    }
+
+    fn group(&self, router: usize) -> usize {
+        router / self.a
+    }
+
+    /// Local port of `from` leading to `to` (same group, different routers).
+    fn local_port(&self, from: usize, to: usize) -> usize {
+        let (r, o) = (from % self.a, to % self.a);
+        self.p + if o < r { o } else { o - 1 }
+    }
+
+    /// The global link from `cur`'s group to group `t` that gives the fewest hops from `cur`
+    /// (to `dst` if given, else to any router of `t`); ties rotate by `salt`.
+    fn exit_link(&self, cur: usize, t: usize, dst: Option<usize>, salt: usize) -> GlobalLink {
+        let list = &self.links[self.group(cur) * self.g + t];
+        let n = list.len();
+        let mut best = (usize::MAX, list[0]);
+        for i in 0..n {
+            let l = list[(i + salt) % n];
+            let cost = usize::from(l.router as usize != cur)
+                + dst.map_or(0, |d| usize::from(l.to as usize != d));
+            if cost < best.0 {
+                best = (cost, l);
+            }
+        }
+        best.1
+    }
+
+    fn port_via(&self, cur: usize, link: GlobalLink) -> usize {
+        if link.router as usize == cur {
+            link.port as usize
+        } else {
+            self.local_port(cur, link.router as usize)
+        }
+    }
+
+    /// First port of the minimal (local, global, local) route from `cur` to router `target`.
+    fn port_to_router(&self, cur: usize, target: usize, salt: usize) -> usize {
+        let t = self.group(target);
+        if t == self.group(cur) {
+            self.local_port(cur, target)
+        } else {
+            self.port_via(cur, self.exit_link(cur, t, Some(target), salt))
+        }
+    }
+
+    /// First port of the minimal route from `cur` into group `t` (not `cur`'s group).
+    fn port_to_group(&self, cur: usize, t: usize, salt: usize) -> usize {
+        self.port_via(cur, self.exit_link(cur, t, None, salt))
+    }
+
+    fn global_hops(state: &RouteState) -> usize {
+        usize::from(state.flags >> GH_SHIFT)
+    }
+
+    /// The intermediate group, if the packet has an intermediate.
+    fn intermediate_group(&self, state: &RouteState) -> Option<usize> {
+        match self.algorithm.intermediate() {
+            Intermediate::None => None,
+            Intermediate::Group => (state.aux != NO_ROUTER).then_some(state.aux as usize),
+            Intermediate::Router => {
+                (state.intermediate != NO_ROUTER).then(|| self.group(state.intermediate as usize))
+            }
+        }
+    }
+
+    fn reached_intermediate(&self, cur: usize, state: &RouteState) -> bool {
+        match self.algorithm.intermediate() {
+            Intermediate::Router => cur == state.intermediate as usize,
+            _ => Some(self.group(cur)) == self.intermediate_group(state),
+        }
+    }
+
+    fn port_to_intermediate(&self, cur: usize, state: &RouteState, salt: usize) -> usize {
+        match self.algorithm.intermediate() {
+            Intermediate::Router => self.port_to_router(cur, state.intermediate as usize, salt),
+            _ => self.port_to_group(cur, state.aux as usize, salt),
+        }
+    }
+
+    /// Draws the Valiant intermediate: a group (VALg, UGALg) or a router (VALn, UGALn, PAR),
+    /// uniform over the groups other than the source and destination groups. With no such
+    /// group the packet is routed minimally.
+    fn draw(&self, pkt: &PacketInfo, state: &mut RouteState, rng: &mut RouteRng) {
+        state.flags |= DRAWN;
+        state.aux = NO_ROUTER;
+        state.intermediate = NO_ROUTER;
+        let kind = self.algorithm.intermediate();
+        let (gs, gd) = (
+            self.group(pkt.src_router as usize),
+            self.group(pkt.dst_router as usize),
+        );
+        let (lo, hi) = (gs.min(gd), gs.max(gd));
+        let eligible = self.g - 1 - usize::from(gs != gd);
+        if kind == Intermediate::None || eligible == 0 {
+            return;
+        }
+        let mut grp = rng.random_range(0..eligible);
+        if grp >= lo {
+            grp += 1;
+        }
+        if hi != lo && grp >= hi {
+            grp += 1;
+        }
+        match kind {
+            Intermediate::Group => state.aux = grp as u32,
+            _ => state.intermediate = (grp * self.a + rng.random_range(0..self.a)) as u32,
+        }
+        state.phase = 0;
+        if !self.algorithm.adaptive() {
+            state.flags |= NONMIN;
+        }
+    }
+
+    /// Congestion cost of a port: its output queue plus the used credits of all its VCs.
+    fn cost(view: &dyn CongestionView, router: usize, port: usize) -> f64 {
+        let depth = view.vc_depth();
+        let used: u64 = (0..view.num_vcs())
+            .map(|vc| u64::from(depth.saturating_sub(view.credits(router, port, vc))))
+            .sum();
+        (u64::from(view.output_queue(router, port)) + used) as f64
+    }
+
+    /// UGAL: non-minimal iff `cost(min port) > factor * cost(Valiant port) + bias`.
+    fn decide(&self, ctx: &RouteContext, pkt: &PacketInfo, state: &mut RouteState, salt: usize) {
+        let cur = ctx.router;
+        if self.intermediate_group(state).is_none() || self.reached_intermediate(cur, state) {
+            return;
+        }
+        let min_port = self.port_to_router(cur, pkt.dst_router as usize, salt);
+        let val_port = self.port_to_intermediate(cur, state, salt);
+        let cost_min = Self::cost(ctx.congestion, cur, min_port);
+        let cost_val = Self::cost(ctx.congestion, cur, val_port);
+        if cost_min > self.factor * cost_val + self.bias {
+            state.flags |= NONMIN;
+            state.phase = 0;
+        }
+    }
+
+    /// The VC class of the next hop (see `docs/routing.md`): it never decreases along a path
+    /// and strictly increases at every global hop.
+    fn class(&self, state: &RouteState) -> usize {
+        let gh = Self::global_hops(state);
+        let nonmin = state.flags & NONMIN != 0;
+        let phase = usize::from(state.phase.min(1));
+        match self.algorithm {
+            DragonflyAlgorithm::Min => usize::from(gh > 0),
+            DragonflyAlgorithm::ValG | DragonflyAlgorithm::UgalG => match gh {
+                0 => 0,
+                1 if nonmin => 1,
+                _ => 2,
+            },
+            DragonflyAlgorithm::ValN | DragonflyAlgorithm::UgalN => match gh {
+                0 => 0,
+                1 if nonmin => 1 + phase,
+                _ => 3,
+            },
+            DragonflyAlgorithm::Par => match gh {
+                0 => usize::from(state.hops.min(1)),
+                1 if nonmin => 2 + phase,
+                _ => 4,
+            },
+        }
+    }
+
+    fn block(&self, class: usize) -> VcRange {
+        let n = self.algorithm.min_vcs();
+        VcRange::new(class * self.num_vcs / n, (class + 1) * self.num_vcs / n)
+    }
+}
+
+impl RoutingFunction for DragonflyRouting {
+    fn name(&self) -> String {
+        self.algorithm.name().to_string()
+    }
+
+    fn min_vcs(&self) -> usize {
+        self.algorithm.min_vcs()
+    }
+
+    fn init_packet(&self, pkt: &PacketInfo, state: &mut RouteState, rng: &mut RouteRng) {
+        self.draw(pkt, state, rng);
+    }
+
+    fn route(
+        &self,
+        ctx: &RouteContext,
+        pkt: &PacketInfo,
+        state: &mut RouteState,
+        rng: &mut RouteRng,
+        out: &mut Vec<Candidate>,
+    ) {
+        let cur = ctx.router;
+        let dst = pkt.dst_router as usize;
+        if cur == dst {
+            out.push(Candidate {
+                port: self.eject_port[pkt.dst_terminal as usize],
+                vcs: VcRange::new(0, self.num_vcs),
+            });
+            return;
+        }
+        if state.flags & DRAWN == 0 {
+            self.draw(pkt, state, rng);
+        }
+        let salt = pkt.src_terminal as usize + pkt.dst_terminal as usize;
+        if self.algorithm.adaptive() {
+            if state.flags & DECIDED == 0 {
+                state.flags |= DECIDED;
+                self.decide(ctx, pkt, state, salt);
+            } else if self.algorithm == DragonflyAlgorithm::Par
+                && state.flags & (NONMIN | REEVALUATED) == 0
+                && Self::global_hops(state) == 0
+            {
+                // PAR: still minimal and still in the source group at the next router.
+                state.flags |= REEVALUATED;
+                self.decide(ctx, pkt, state, salt);
+            }
+        }
+        let nonmin = state.flags & NONMIN != 0;
+        if nonmin && state.phase == 0 && self.reached_intermediate(cur, state) {
+            state.phase = 1;
+        }
+        let port = if nonmin && state.phase == 0 {
+            self.port_to_intermediate(cur, state, salt)
+        } else {
+            self.port_to_router(cur, dst, salt)
+        };
+        out.push(Candidate {
+            port: port as u16,
+            vcs: self.block(self.class(state)),
+        });
+    }
+
+    fn on_forward(
+        &self,
+        _ctx: &RouteContext,
+        _pkt: &PacketInfo,
+        chosen: Candidate,
+        _vc: usize,
+        state: &mut RouteState,
+    ) {
+        if chosen.port as usize >= self.first_global {
+            let gh = (state.flags >> GH_SHIFT).saturating_add(1).min(15);
+            state.flags = (state.flags & ((1 << GH_SHIFT) - 1)) | (gh << GH_SHIFT);
+        }
+    }
+}

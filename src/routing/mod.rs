@@ -1,0 +1,172 @@
+//! Routing: the [`RoutingFunction`] trait the simulator's routers call, and the classical
+//! algorithms. Learned and table-driven routing (later issues) implement the same trait without
+//! touching the router core.
+//!
+//! A routing function is asked once per packet and router, when the packet's head flit reaches
+//! the front of an input virtual channel. It returns candidate outputs (a port and the VCs the
+//! packet may take there) in order of preference; the VC allocator grants the first candidate
+//! with a free VC. Each algorithm states how many VCs per channel it needs
+//! ([`RoutingFunction::min_vcs`]); the simulator rejects a configuration with fewer.
+
+use rand_chacha::ChaCha8Rng;
+
+pub type RouteRng = ChaCha8Rng;
+
+/// Sentinel for "no router" in [`RouteState::intermediate`].
+pub const NO_ROUTER: u32 = u32::MAX;
+
+/// A contiguous set of virtual channels `start..end` on one port.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VcRange {
+    pub start: u8,
+    pub end: u8,
+}
+
+impl VcRange {
+    pub const fn new(start: usize, end: usize) -> Self {
+        VcRange {
+            start: start as u8,
+            end: end as u8,
+        }
+    }
+
+    pub const fn single(vc: usize) -> Self {
+        VcRange::new(vc, vc + 1)
+    }
+
+    pub fn contains(self, vc: usize) -> bool {
+        (self.start as usize..self.end as usize).contains(&vc)
+    }
+
+    pub fn iter(self) -> std::ops::Range<usize> {
+        self.start as usize..self.end as usize
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.start >= self.end
+    }
+}
+
+/// One output the packet may take.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Candidate {
+    pub port: u16,
+    pub vcs: VcRange,
+}
+
+/// What a routing function knows about a packet (read-only).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PacketInfo {
+    pub id: u32,
+    pub src_terminal: u32,
+    pub dst_terminal: u32,
+    pub src_router: u32,
+    pub dst_router: u32,
+    /// Flits in the packet.
+    pub size: u32,
+    /// Traffic class.
+    pub class: u8,
+}
+
+/// Per-packet routing state that travels with the packet; the routing function owns its
+/// meaning (Valiant's intermediate router and phase, dateline flags, hop counts...).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RouteState {
+    /// Router hops taken so far (incremented by the simulator after each router).
+    pub hops: u16,
+    /// Intermediate router for non-minimal algorithms, or [`NO_ROUTER`].
+    pub intermediate: u32,
+    /// Algorithm-defined phase (e.g. 0 = towards the intermediate, 1 = towards the destination).
+    pub phase: u8,
+    /// Algorithm-defined bit flags (e.g. dateline crossed, escape network taken).
+    pub flags: u8,
+    /// Algorithm-defined extra word.
+    pub aux: u32,
+}
+
+impl Default for RouteState {
+    fn default() -> Self {
+        RouteState {
+            hops: 0,
+            intermediate: NO_ROUTER,
+            phase: 0,
+            flags: 0,
+            aux: 0,
+        }
+    }
+}
+
+/// Read-only congestion state around a router, for adaptive decisions.
+pub trait CongestionView {
+    /// Virtual channels per port.
+    fn num_vcs(&self) -> usize;
+    /// Buffer depth of every input VC, in flits.
+    fn vc_depth(&self) -> u32;
+    /// Free slots (credits) the output VC `vc` of `port` of `router` has downstream.
+    fn credits(&self, router: usize, port: usize, vc: usize) -> u32;
+    /// Whether that output VC is held by a packet.
+    fn output_vc_busy(&self, router: usize, port: usize, vc: usize) -> bool;
+    /// Flits waiting in this router's input buffers that are routed to `port` (the output
+    /// queue of an input-queued router).
+    fn output_queue(&self, router: usize, port: usize) -> u32;
+    /// Flits in the input buffer `vc` of `port` of `router` (any router: neighbours too).
+    fn input_occupancy(&self, router: usize, port: usize, vc: usize) -> u32;
+}
+
+/// Where the packet is when it is routed.
+pub struct RouteContext<'a> {
+    pub router: usize,
+    pub in_port: usize,
+    pub in_vc: usize,
+    pub congestion: &'a dyn CongestionView,
+}
+
+/// The interface every routing algorithm implements.
+pub trait RoutingFunction: Send + Sync {
+    /// A short name for reports.
+    fn name(&self) -> String;
+
+    /// Virtual channels per channel this algorithm needs.
+    fn min_vcs(&self) -> usize;
+
+    /// Called once when the packet is created (e.g. to draw a Valiant intermediate).
+    fn init_packet(&self, _pkt: &PacketInfo, _state: &mut RouteState, _rng: &mut RouteRng) {}
+
+    /// The VCs the packet may use on the terminal's injection channel.
+    fn injection_vcs(&self, _pkt: &PacketInfo, _state: &RouteState, num_vcs: usize) -> VcRange {
+        VcRange::new(0, num_vcs)
+    }
+
+    /// Appends the candidate outputs for the packet at `ctx.router`, best first. At the
+    /// destination router the candidate is the port of the destination terminal.
+    fn route(
+        &self,
+        ctx: &RouteContext,
+        pkt: &PacketInfo,
+        state: &mut RouteState,
+        rng: &mut RouteRng,
+        out: &mut Vec<Candidate>,
+    );
+
+    /// Called when the VC allocator grants `vc` on `chosen`, so that state that depends on
+    /// the choice (phase changes, dateline flags) can be updated.
+    fn on_forward(
+        &self,
+        _ctx: &RouteContext,
+        _pkt: &PacketInfo,
+        _chosen: Candidate,
+        _vc: usize,
+        _state: &mut RouteState,
+    ) {
+    }
+}
+
+pub mod cartesian;
+pub mod config;
+pub mod deadlock;
+pub mod dragonfly;
+pub mod layered;
+pub mod paths;
+pub mod updown;
+
+pub use config::{RoutingConfig, build_routing};

@@ -1,0 +1,167 @@
+//! The `[simulation]` table: router microarchitecture, switching, phases and the safety nets
+//! (saturation and deadlock detection). Timing presets fill the pipeline delays.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Switching {
+    /// A packet may advance flit by flit as soon as the next VC has a free slot.
+    Wormhole,
+    /// A packet is granted the next VC only when that VC can hold the whole packet.
+    VirtualCutThrough,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AllocatorKind {
+    /// Separable input-first allocation with round-robin arbiters; pointers advance on
+    /// every grant.
+    Separable,
+    /// iSLIP: round-robin pointers advance only past accepted grants, over `alloc_iters`
+    /// iterations.
+    Islip,
+}
+
+/// The `[simulation]` table as written (every field optional).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimConfig {
+    /// `default` (1-cycle stages) or `booksim` (BookSim2's default input-queued router).
+    pub preset: Option<String>,
+    pub num_vcs: Option<usize>,
+    pub vc_depth: Option<u32>,
+    pub switching: Option<Switching>,
+    pub routing_delay: Option<u32>,
+    pub vc_alloc_delay: Option<u32>,
+    pub sw_alloc_delay: Option<u32>,
+    pub st_delay: Option<u32>,
+    pub credit_delay: Option<u32>,
+    pub injection_delay: Option<u32>,
+    pub input_speedup: Option<u32>,
+    pub allocator: Option<AllocatorKind>,
+    pub alloc_iters: Option<u32>,
+    pub warmup_cycles: Option<u64>,
+    pub measure_cycles: Option<u64>,
+    pub drain_cycles: Option<u64>,
+    pub batches: Option<usize>,
+    pub deadlock_cycles: Option<u64>,
+    pub max_queued_packets: Option<u64>,
+    pub latency_limit: Option<f64>,
+}
+
+/// Resolved simulation parameters.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SimParams {
+    pub preset: String,
+    pub num_vcs: usize,
+    pub vc_depth: u32,
+    pub switching: Switching,
+    /// Cycles from a head flit reaching the front of its VC to the route being usable.
+    pub routing_delay: u32,
+    /// Cycles from the VC grant to the first switch request.
+    pub vc_alloc_delay: u32,
+    /// Cycles from the switch grant to switch traversal.
+    pub sw_alloc_delay: u32,
+    /// Cycles of switch traversal before the flit enters the output channel.
+    pub st_delay: u32,
+    /// Cycles a credit spends in the router before it travels back over the channel.
+    pub credit_delay: u32,
+    /// Extra cycles between a NIC sending a flit and the flit entering the injection channel
+    /// (BookSim2 spends one).
+    pub injection_delay: u32,
+    /// Flits an input port may send through the crossbar per cycle (from different VCs).
+    pub input_speedup: u32,
+    pub allocator: AllocatorKind,
+    pub alloc_iters: u32,
+    pub warmup_cycles: u64,
+    pub measure_cycles: u64,
+    /// Most cycles to wait after the measurement for measured packets to arrive.
+    pub drain_cycles: u64,
+    /// Batches of the measurement window for confidence intervals.
+    pub batches: usize,
+    /// Stop and report a deadlock when flits are in flight and none moves for this long.
+    pub deadlock_cycles: u64,
+    /// Stop as saturated when more packets than this wait in source queues.
+    pub max_queued_packets: u64,
+    /// Call a point saturated when its average latency exceeds this many cycles.
+    pub latency_limit: f64,
+}
+
+impl SimConfig {
+    pub fn resolve(&self) -> Result<SimParams> {
+        let preset = self.preset.clone().unwrap_or_else(|| "default".to_string());
+        // (routing, vc alloc, switch alloc, switch traversal, credit, injection) delays.
+        let delays = match preset.as_str() {
+            "default" => (1, 1, 1, 1, 1, 0),
+            // BookSim2's input-queued router with its defaults: routing_delay 1,
+            // vc_alloc_delay 1, sw_alloc_delay 1, st_prepare_delay 0 + st_final_delay 1,
+            // credit_delay 0, and one cycle at injection (see docs/simulator.md).
+            "booksim" => (1, 1, 1, 1, 0, 1),
+            "ideal" => (0, 0, 0, 0, 0, 0),
+            other => {
+                return Err(Error::field(
+                    "simulation.preset",
+                    format!("unknown preset `{other}` (expected default, booksim or ideal)"),
+                ));
+            }
+        };
+        let p = SimParams {
+            preset,
+            num_vcs: self.num_vcs.unwrap_or(4),
+            vc_depth: self.vc_depth.unwrap_or(8),
+            switching: self.switching.unwrap_or(Switching::Wormhole),
+            routing_delay: self.routing_delay.unwrap_or(delays.0),
+            vc_alloc_delay: self.vc_alloc_delay.unwrap_or(delays.1),
+            sw_alloc_delay: self.sw_alloc_delay.unwrap_or(delays.2),
+            st_delay: self.st_delay.unwrap_or(delays.3),
+            credit_delay: self.credit_delay.unwrap_or(delays.4),
+            injection_delay: self.injection_delay.unwrap_or(delays.5),
+            input_speedup: self.input_speedup.unwrap_or(1),
+            allocator: self.allocator.unwrap_or(AllocatorKind::Separable),
+            alloc_iters: self.alloc_iters.unwrap_or(1),
+            warmup_cycles: self.warmup_cycles.unwrap_or(2_000),
+            measure_cycles: self.measure_cycles.unwrap_or(10_000),
+            drain_cycles: self.drain_cycles.unwrap_or(50_000),
+            batches: self.batches.unwrap_or(10),
+            deadlock_cycles: self.deadlock_cycles.unwrap_or(20_000),
+            max_queued_packets: self.max_queued_packets.unwrap_or(2_000_000),
+            latency_limit: self.latency_limit.unwrap_or(f64::INFINITY),
+        };
+        let positive = [
+            ("num_vcs", p.num_vcs as u64),
+            ("vc_depth", u64::from(p.vc_depth)),
+            ("input_speedup", u64::from(p.input_speedup)),
+            ("alloc_iters", u64::from(p.alloc_iters)),
+            ("measure_cycles", p.measure_cycles),
+            ("batches", p.batches as u64),
+            ("deadlock_cycles", p.deadlock_cycles),
+        ];
+        for (name, v) in positive {
+            if v == 0 {
+                return Err(Error::field(
+                    format!("simulation.{name}"),
+                    "must be at least 1",
+                ));
+            }
+        }
+        if p.num_vcs > 64 {
+            return Err(Error::field(
+                "simulation.num_vcs",
+                "at most 64 VCs per channel",
+            ));
+        }
+        if p.batches > p.measure_cycles as usize || p.batches < 2 {
+            return Err(Error::field(
+                "simulation.batches",
+                "must be at least 2 and at most measure_cycles",
+            ));
+        }
+        if p.latency_limit.is_nan() || p.latency_limit <= 0.0 {
+            return Err(Error::field("simulation.latency_limit", "must be positive"));
+        }
+        Ok(p)
+    }
+}

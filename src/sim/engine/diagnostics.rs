@@ -1,0 +1,166 @@
+//! Deadlock reports, the invariant checks the tests run every cycle, and the saturation
+//! criteria on source queues.
+
+use super::*;
+
+impl Engine<'_> {
+    /// The input VCs that wait on each other in a cycle (for the deadlock report).
+    pub(super) fn deadlock_report(&self) -> DeadlockReport {
+        let v = self.v;
+        let n = self.buf_len.len();
+        // Wait-for edges between input VCs: an ACTIVE VC without credits waits for the
+        // downstream input VC; a VC waiting for an output VC waits for the VCs holding its
+        // candidates.
+        let mut waits: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for (iv, wait) in waits.iter_mut().enumerate() {
+            if self.buf_len[iv] == 0 {
+                continue;
+            }
+            match self.iv_state[iv] {
+                ACTIVE => {
+                    let ov = self.iv_out[iv] as usize;
+                    let out_port = ov / v;
+                    if let Sink::Router(gp) =
+                        self.net.chan_sink[self.net.out_chan[out_port] as usize]
+                    {
+                        wait.push(gp as usize * v + ov % v);
+                    }
+                }
+                VC_ALLOC => {
+                    let r = self.net.port_router[iv / v] as usize;
+                    let pb = self.net.port_base[r] as usize;
+                    for c in &self.iv_cands[iv] {
+                        for vc in c.vcs.iter() {
+                            let owner = self.ov_owner[(pb + c.port as usize) * v + vc];
+                            if owner != NONE {
+                                wait.push(owner as usize);
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let cycle = find_cycle(&waits).unwrap_or_default();
+        let describe = |iv: usize| {
+            let gp = iv / v;
+            let r = self.net.port_router[gp];
+            (
+                r,
+                gp as u32 - self.net.port_base[r as usize],
+                (iv % v) as u32,
+            )
+        };
+        DeadlockReport {
+            cycle: self.now,
+            cycle_vcs: cycle.into_iter().map(describe).collect(),
+            flits_in_flight: self.flits_in_network,
+        }
+    }
+
+    /// Checks flit conservation and the credit protocol; `Err` describes the first violation.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        let buffered: u64 = self.buf_len.iter().map(|&l| u64::from(l)).sum();
+        let on_wires: u64 = self.flit_wheel.iter().map(|w| w.len() as u64).sum();
+        if self.counters.flits_injected != self.counters.flits_ejected + buffered + on_wires {
+            return Err(format!(
+                "flits not conserved: injected {} != ejected {} + buffered {} + on channels {}",
+                self.counters.flits_injected, self.counters.flits_ejected, buffered, on_wires
+            ));
+        }
+        // For every channel into a router and VC: sender credits + flits on the channel +
+        // flits buffered + credits on their way back == depth.
+        let v = self.v;
+        let mut in_flight_flits = vec![0u32; self.credits.len()];
+        let mut in_flight_credits = vec![0u32; self.credits.len()];
+        for w in &self.flit_wheel {
+            for ev in w {
+                if let Sink::Router(_) = self.net.chan_sink[ev.chan as usize] {
+                    let c = self.net.chan_credit_base[ev.chan as usize] + ev.vc;
+                    in_flight_flits[c as usize] += 1;
+                }
+            }
+        }
+        for w in &self.credit_wheel {
+            for &c in w {
+                in_flight_credits[c as usize] += 1;
+            }
+        }
+        for (chan, sink) in self.net.chan_sink.iter().enumerate() {
+            let Sink::Router(gp) = *sink else { continue };
+            for vc in 0..v {
+                let c = (self.net.chan_credit_base[chan] as usize) + vc;
+                let iv = gp as usize * v + vc;
+                let total =
+                    self.credits[c] + in_flight_flits[c] + self.buf_len[iv] + in_flight_credits[c];
+                if total != self.depth || self.credits[c] > self.depth {
+                    return Err(format!(
+                        "credit protocol broken on channel {chan} vc {vc}: credits {} + flits in flight {} + buffered {} + credits in flight {} != depth {}",
+                        self.credits[c],
+                        in_flight_flits[c],
+                        self.buf_len[iv],
+                        in_flight_credits[c],
+                        self.depth
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Source-queue growth criterion (see docs/simulator.md): saturated when the queues grew in
+/// at least three quarters of the batches and by more than two packets per terminal overall.
+pub(super) fn queue_growth(at_batch: &[u64], terminals: usize) -> Option<String> {
+    if at_batch.len() < 3 {
+        return None;
+    }
+    let grew = at_batch.windows(2).filter(|w| w[1] > w[0]).count();
+    let first = at_batch[0];
+    let last = *at_batch.last().expect("non-empty");
+    let enough = last > first + 2 * terminals as u64;
+    (enough && grew * 4 >= (at_batch.len() - 1) * 3).then(|| {
+        format!(
+            "source queues grew from {first} to {last} packets during the measurement ({grew} of {} batches)",
+            at_batch.len() - 1
+        )
+    })
+}
+
+/// One cycle of a directed graph, if any (iterative DFS).
+fn find_cycle(adj: &[Vec<usize>]) -> Option<Vec<usize>> {
+    let n = adj.len();
+    let mut color = vec![0u8; n];
+    let mut parent = vec![usize::MAX; n];
+    for start in 0..n {
+        if color[start] != 0 || adj[start].is_empty() {
+            continue;
+        }
+        let mut stack = vec![(start, 0usize)];
+        color[start] = 1;
+        while let Some(&mut (u, ref mut i)) = stack.last_mut() {
+            if *i < adj[u].len() {
+                let w = adj[u][*i];
+                *i += 1;
+                if color[w] == 0 {
+                    color[w] = 1;
+                    parent[w] = u;
+                    stack.push((w, 0));
+                } else if color[w] == 1 {
+                    let mut cycle = vec![w];
+                    let mut x = u;
+                    while x != w {
+                        cycle.push(x);
+                        x = parent[x];
+                    }
+                    cycle.reverse();
+                    return Some(cycle);
+                }
+            } else {
+                color[u] = 2;
+                stack.pop();
+            }
+        }
+    }
+    None
+}

@@ -1,0 +1,664 @@
+//! The `[[traffic]]` tables of a problem file: parsing and validation into a resolved class
+//! specification. Every field is documented in `docs/traffic.md`.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use super::process::Sizes;
+use crate::error::{Error, Result};
+use crate::topology::spec::clean_serde_message;
+
+/// Destination pattern names accepted by `pattern`.
+pub const PATTERNS: &[&str] = &[
+    "uniform",
+    "transpose",
+    "bitcomp",
+    "bitrev",
+    "shuffle",
+    "tornado",
+    "neighbor",
+    "randperm",
+    "diagonal",
+    "hotspot",
+    "adv",
+    "stencil3d",
+    "manytomany",
+    "randneighbours",
+    "matrix",
+];
+
+/// Injection process names accepted by `injection`.
+pub const INJECTIONS: &[&str] = &["bernoulli", "periodic", "onoff", "alltoall"];
+
+/// The default stencil / many-to-many grid of the dragonfly paper (2,550 terminals).
+pub const DEFAULT_GRID: [usize; 3] = [5, 10, 51];
+
+/// One traffic class: a `[[traffic]]` table. The class index is the table's position.
+///
+/// All fields are optional in the type so that missing and misplaced fields get errors that
+/// name them; [`TrafficConfig`] is validated when the traffic is built.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrafficConfig {
+    /// A label for reports (default `class<i>`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Destination pattern (one of [`PATTERNS`]); required unless `injection = "alltoall"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<String>,
+    /// Offered flits per terminal per cycle.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<f64>,
+    /// Injection process (one of [`INJECTIONS`]); default `bernoulli`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub injection: Option<String>,
+
+    // Pattern parameters.
+    /// `hotspot`: the hotspot terminals.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hotspots: Option<Vec<usize>>,
+    /// `hotspot`: share of packets sent to a hotspot (default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hotspot_fraction: Option<f64>,
+    /// `adv`: the group offset i of ADV+i (default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shift: Option<usize>,
+    /// `stencil3d` / `manytomany`: the X x Y x Z grid (default 5 x 10 x 51).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dims: Option<Vec<usize>>,
+    /// `matrix`: CSV file of N x N weights (relative to the problem file's folder).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matrix: Option<PathBuf>,
+    /// `randneighbours`: fewest targets per terminal (default 6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub neighbours_min: Option<usize>,
+    /// `randneighbours`: most targets per terminal (default 20).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub neighbours_max: Option<usize>,
+
+    // Injection parameters.
+    /// `onoff`: mean ON period in cycles (>= 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst_on: Option<f64>,
+    /// `onoff`: mean OFF period in cycles (>= 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst_off: Option<f64>,
+    /// `alltoall`: cycles between the starts of two exchanges.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub period: Option<u64>,
+    /// `alltoall`: terminals per exchange group (consecutive ids; default all).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<usize>,
+    /// `alltoall`: spread an exchange's packets evenly over the period (default false: burst).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spread: Option<bool>,
+    /// `alltoall`: destination order, `rotate` (default) or `shuffle`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order: Option<String>,
+    /// Piecewise load by cycle (instead of `load`), for `bernoulli`, `periodic` and `onoff`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phases: Option<Vec<PhaseConfig>>,
+
+    // Packet sizes.
+    /// Fixed packet size in flits (default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub packet_size: Option<u32>,
+    /// Smallest payload in flits (uniform between `payload_min` and `payload_max`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payload_min: Option<u32>,
+    /// Largest payload in flits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payload_max: Option<u32>,
+    /// Header flits added to the payload (default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub header: Option<u32>,
+    /// Footer flits added to the payload (default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub footer: Option<u32>,
+
+    /// Most packets waiting in a source queue (none = unbounded); the simulator enforces it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_queue: Option<usize>,
+    /// Changes this class's random streams without changing the problem's seed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed_offset: Option<u64>,
+}
+
+/// One step of a dynamic load: `load` applies from the end of the previous phase (cycle 0 for
+/// the first) until just before `until_cycle`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PhaseConfig {
+    pub until_cycle: u64,
+    pub load: f64,
+}
+
+impl TrafficConfig {
+    /// A class with the given pattern and load and every other field at its default.
+    pub fn new(pattern: &str, load: f64) -> Self {
+        TrafficConfig {
+            pattern: Some(pattern.to_string()),
+            load: Some(load),
+            ..TrafficConfig::default()
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct TrafficTables {
+    #[serde(default)]
+    traffic: Vec<TrafficConfig>,
+}
+
+/// Reads the `[[traffic]]` tables out of a problem file's text; other tables are ignored.
+/// Errors name the line and the field path (`traffic[1].pattern`).
+pub fn parse_traffic_tables(text: &str) -> Result<Vec<TrafficConfig>> {
+    let de = toml::Deserializer::parse(text)
+        .map_err(|e| Error::field(line_of(&e, text), clean_serde_message(e.message())))?;
+    let mut track = serde_path_to_error::Track::new();
+    TrafficTables::deserialize(serde_path_to_error::Deserializer::new(de, &mut track))
+        .map(|t| t.traffic)
+        .map_err(|e| {
+            let path = track.path().to_string();
+            let location = line_of(&e, text);
+            Error::field(
+                format!("{location}: {path}"),
+                clean_serde_message(e.message()),
+            )
+        })
+}
+
+fn line_of(e: &toml::de::Error, text: &str) -> String {
+    match e.span() {
+        Some(span) => format!(
+            "line {}",
+            text[..span.start.min(text.len())].matches('\n').count() + 1
+        ),
+        None => "file".to_string(),
+    }
+}
+
+/// A validated pattern with its parameters (defaults applied).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum PatternSpec {
+    Uniform,
+    Transpose,
+    BitComp,
+    BitRev,
+    Shuffle,
+    Tornado,
+    Neighbor,
+    RandPerm,
+    Diagonal,
+    Hotspot {
+        hotspots: Vec<usize>,
+        fraction: f64,
+    },
+    Adv {
+        shift: usize,
+    },
+    Stencil3d {
+        dims: [usize; 3],
+    },
+    ManyToMany {
+        dims: [usize; 3],
+    },
+    RandNeighbours {
+        min: usize,
+        max: usize,
+    },
+    Matrix {
+        path: PathBuf,
+    },
+    /// The destinations of an all-to-all exchange: the other members of the group.
+    Group {
+        size: Option<usize>,
+    },
+}
+
+/// A validated injection process.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum InjectionSpec {
+    Bernoulli,
+    Periodic,
+    OnOff {
+        on: f64,
+        off: f64,
+    },
+    AllToAll {
+        /// Cycles between exchange starts (fractional after `with_load`).
+        period: f64,
+        spread: bool,
+        shuffle: bool,
+    },
+}
+
+impl InjectionSpec {
+    pub(crate) fn name(&self) -> &'static str {
+        match self {
+            InjectionSpec::Bernoulli => "bernoulli",
+            InjectionSpec::Periodic => "periodic",
+            InjectionSpec::OnOff { .. } => "onoff",
+            InjectionSpec::AllToAll { .. } => "alltoall",
+        }
+    }
+}
+
+/// How the load is given.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum LoadSpec {
+    Constant(f64),
+    /// `(until_cycle, load)`, `until_cycle` strictly increasing.
+    Phases(Vec<(u64, f64)>),
+    /// `alltoall`: implied by the period, the group and the packet size.
+    Implied,
+}
+
+/// A validated `[[traffic]]` table.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct ClassSpec {
+    pub name: Option<String>,
+    pub pattern_name: String,
+    pub pattern: PatternSpec,
+    pub injection: InjectionSpec,
+    pub load: LoadSpec,
+    pub sizes: Sizes,
+    pub source_queue: Option<usize>,
+    pub seed_offset: u64,
+}
+
+fn quoted(names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|n| format!("\"{n}\""))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn check_load(field: &str, load: f64) -> Result<f64> {
+    if load.is_finite() && load >= 0.0 {
+        Ok(load)
+    } else {
+        Err(Error::field(
+            field,
+            format!("must be a finite number of flits per terminal per cycle >= 0 (got {load})"),
+        ))
+    }
+}
+
+fn check_mean_period(field: &str, value: Option<f64>) -> Result<f64> {
+    match value {
+        None => Err(Error::field(
+            field,
+            "is required for injection = \"onoff\" (mean period length in cycles, >= 1)",
+        )),
+        Some(v) if v.is_finite() && v >= 1.0 => Ok(v),
+        Some(v) => Err(Error::field(
+            field,
+            format!("must be a mean period length in cycles >= 1 (got {v})"),
+        )),
+    }
+}
+
+impl TrafficConfig {
+    /// Validates the table on its own (everything that does not need the topology).
+    pub(crate) fn resolve(&self) -> Result<ClassSpec> {
+        let injection_name = self.injection.as_deref().unwrap_or("bernoulli");
+        if !INJECTIONS.contains(&injection_name) {
+            return Err(Error::field(
+                "injection",
+                format!(
+                    "unknown injection process \"{injection_name}\" (one of {})",
+                    quoted(INJECTIONS)
+                ),
+            ));
+        }
+        let alltoall = injection_name == "alltoall";
+        let pattern_name = match (&self.pattern, alltoall) {
+            (Some(p), false) if PATTERNS.contains(&p.as_str()) => p.clone(),
+            (Some(p), false) => {
+                return Err(Error::field(
+                    "pattern",
+                    format!("unknown pattern \"{p}\" (one of {})", quoted(PATTERNS)),
+                ));
+            }
+            (None, false) => {
+                return Err(Error::field(
+                    "pattern",
+                    format!("is required (one of {})", quoted(PATTERNS)),
+                ));
+            }
+            (Some(_), true) => {
+                return Err(Error::field(
+                    "pattern",
+                    "does not apply to injection = \"alltoall\" (it sends to every other member of its group)",
+                ));
+            }
+            (None, true) => "alltoall".to_string(),
+        };
+        self.check_applicable(&pattern_name, injection_name)?;
+        let sizes = self.sizes()?;
+        let pattern = self.pattern_spec(&pattern_name)?;
+        let injection = match injection_name {
+            "bernoulli" => InjectionSpec::Bernoulli,
+            "periodic" => InjectionSpec::Periodic,
+            "onoff" => InjectionSpec::OnOff {
+                on: check_mean_period("burst_on", self.burst_on)?,
+                off: check_mean_period("burst_off", self.burst_off)?,
+            },
+            _ => {
+                let period = match self.period {
+                    Some(p) if p >= 1 => p as f64,
+                    Some(_) => return Err(Error::field("period", "must be at least 1 cycle")),
+                    None => {
+                        return Err(Error::field(
+                            "period",
+                            "is required for injection = \"alltoall\" (cycles between exchanges)",
+                        ));
+                    }
+                };
+                let shuffle = match self.order.as_deref() {
+                    None | Some("rotate") => false,
+                    Some("shuffle") => true,
+                    Some(other) => {
+                        return Err(Error::field(
+                            "order",
+                            format!("unknown order \"{other}\" (one of \"rotate\", \"shuffle\")"),
+                        ));
+                    }
+                };
+                InjectionSpec::AllToAll {
+                    period,
+                    spread: self.spread.unwrap_or(false),
+                    shuffle,
+                }
+            }
+        };
+        let load = self.load_spec(alltoall)?;
+        if self.source_queue == Some(0) {
+            return Err(Error::field(
+                "source_queue",
+                "must be at least 1 packet (omit it for an unbounded queue)",
+            ));
+        }
+        Ok(ClassSpec {
+            name: self.name.clone(),
+            pattern_name,
+            pattern,
+            injection,
+            load,
+            sizes,
+            source_queue: self.source_queue,
+            seed_offset: self.seed_offset.unwrap_or(0),
+        })
+    }
+
+    /// Rejects parameters that belong to another pattern or injection process.
+    fn check_applicable(&self, pattern: &str, injection: &str) -> Result<()> {
+        let pattern_params: [(&str, bool, &[&str]); 7] = [
+            ("hotspots", self.hotspots.is_some(), &["hotspot"]),
+            (
+                "hotspot_fraction",
+                self.hotspot_fraction.is_some(),
+                &["hotspot"],
+            ),
+            ("shift", self.shift.is_some(), &["adv"]),
+            ("dims", self.dims.is_some(), &["stencil3d", "manytomany"]),
+            ("matrix", self.matrix.is_some(), &["matrix"]),
+            (
+                "neighbours_min",
+                self.neighbours_min.is_some(),
+                &["randneighbours"],
+            ),
+            (
+                "neighbours_max",
+                self.neighbours_max.is_some(),
+                &["randneighbours"],
+            ),
+        ];
+        for (field, set, owners) in pattern_params {
+            if set && !owners.contains(&pattern) {
+                return Err(Error::field(
+                    field,
+                    format!(
+                        "applies only to pattern = {} (this class has {})",
+                        owners
+                            .iter()
+                            .map(|o| format!("\"{o}\""))
+                            .collect::<Vec<_>>()
+                            .join(" or "),
+                        if pattern == "alltoall" {
+                            "injection = \"alltoall\"".to_string()
+                        } else {
+                            format!("pattern = \"{pattern}\"")
+                        }
+                    ),
+                ));
+            }
+        }
+        let injection_params: [(&str, bool, &[&str]); 7] = [
+            ("burst_on", self.burst_on.is_some(), &["onoff"]),
+            ("burst_off", self.burst_off.is_some(), &["onoff"]),
+            ("period", self.period.is_some(), &["alltoall"]),
+            ("group", self.group.is_some(), &["alltoall"]),
+            ("spread", self.spread.is_some(), &["alltoall"]),
+            ("order", self.order.is_some(), &["alltoall"]),
+            (
+                "phases",
+                self.phases.is_some(),
+                &["bernoulli", "periodic", "onoff"],
+            ),
+        ];
+        for (field, set, owners) in injection_params {
+            if set && !owners.contains(&injection) {
+                return Err(Error::field(
+                    field,
+                    format!(
+                        "applies only to injection = {} (this class has injection = \"{injection}\")",
+                        owners
+                            .iter()
+                            .map(|o| format!("\"{o}\""))
+                            .collect::<Vec<_>>()
+                            .join(" or "),
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn sizes(&self) -> Result<Sizes> {
+        let ranged = [self.payload_min, self.payload_max, self.header, self.footer]
+            .iter()
+            .any(Option::is_some);
+        if let Some(size) = self.packet_size {
+            if ranged {
+                return Err(Error::field(
+                    "packet_size",
+                    "give either packet_size or payload_min/payload_max (with header/footer), not both",
+                ));
+            }
+            if size == 0 {
+                return Err(Error::field("packet_size", "must be at least 1 flit"));
+            }
+            return Ok(Sizes::Fixed(size));
+        }
+        let (min, max) = match (self.payload_min, self.payload_max) {
+            (None, None) if ranged => {
+                let field = if self.header.is_some() {
+                    "header"
+                } else {
+                    "footer"
+                };
+                return Err(Error::field(
+                    field,
+                    "applies only together with payload_min and payload_max",
+                ));
+            }
+            (None, None) => return Ok(Sizes::Fixed(1)),
+            (Some(_), None) => {
+                return Err(Error::field(
+                    "payload_max",
+                    "is required together with payload_min",
+                ));
+            }
+            (None, Some(_)) => {
+                return Err(Error::field(
+                    "payload_min",
+                    "is required together with payload_max",
+                ));
+            }
+            (Some(a), Some(b)) => (a, b),
+        };
+        if min > max {
+            return Err(Error::field(
+                "payload_max",
+                format!("must be at least payload_min = {min} (got {max})"),
+            ));
+        }
+        let overhead = self
+            .header
+            .unwrap_or(0)
+            .checked_add(self.footer.unwrap_or(0))
+            .filter(|o| o.checked_add(max).is_some())
+            .ok_or_else(|| Error::field("payload_max", "packet sizes overflow 32 bits"))?;
+        if overhead + min == 0 {
+            return Err(Error::field(
+                "payload_min",
+                "header + payload_min + footer must be at least 1 flit",
+            ));
+        }
+        Ok(Sizes::Range { overhead, min, max })
+    }
+
+    fn pattern_spec(&self, name: &str) -> Result<PatternSpec> {
+        let grid = || -> Result<[usize; 3]> {
+            match &self.dims {
+                None => Ok(DEFAULT_GRID),
+                Some(d) if d.len() == 3 && d.iter().all(|&k| k >= 1) => Ok([d[0], d[1], d[2]]),
+                Some(d) => Err(Error::field(
+                    "dims",
+                    format!(
+                        "must be three sizes [X, Y, Z], each at least 1 (got {d:?}); X*Y*Z must equal the terminal count"
+                    ),
+                )),
+            }
+        };
+        Ok(match name {
+            "uniform" => PatternSpec::Uniform,
+            "transpose" => PatternSpec::Transpose,
+            "bitcomp" => PatternSpec::BitComp,
+            "bitrev" => PatternSpec::BitRev,
+            "shuffle" => PatternSpec::Shuffle,
+            "tornado" => PatternSpec::Tornado,
+            "neighbor" => PatternSpec::Neighbor,
+            "randperm" => PatternSpec::RandPerm,
+            "diagonal" => PatternSpec::Diagonal,
+            "hotspot" => {
+                let hotspots = match &self.hotspots {
+                    Some(h) if !h.is_empty() => h.clone(),
+                    _ => {
+                        return Err(Error::field(
+                            "hotspots",
+                            "is required for pattern = \"hotspot\": a non-empty list of terminal ids",
+                        ));
+                    }
+                };
+                let fraction = self.hotspot_fraction.unwrap_or(1.0);
+                if !(0.0..=1.0).contains(&fraction) {
+                    return Err(Error::field(
+                        "hotspot_fraction",
+                        format!("must be between 0 and 1 (got {fraction})"),
+                    ));
+                }
+                PatternSpec::Hotspot { hotspots, fraction }
+            }
+            "adv" => {
+                let shift = self.shift.unwrap_or(1);
+                if shift == 0 {
+                    return Err(Error::field(
+                        "shift",
+                        "must be at least 1 (ADV+i sends from group G to group G+i)",
+                    ));
+                }
+                PatternSpec::Adv { shift }
+            }
+            "stencil3d" => PatternSpec::Stencil3d { dims: grid()? },
+            "manytomany" => PatternSpec::ManyToMany { dims: grid()? },
+            "randneighbours" => {
+                let min = self.neighbours_min.unwrap_or(6);
+                let max = self.neighbours_max.unwrap_or(20.max(min));
+                if min == 0 {
+                    return Err(Error::field("neighbours_min", "must be at least 1"));
+                }
+                if max < min {
+                    return Err(Error::field(
+                        "neighbours_max",
+                        format!("must be at least neighbours_min = {min} (got {max})"),
+                    ));
+                }
+                PatternSpec::RandNeighbours { min, max }
+            }
+            "matrix" => match &self.matrix {
+                Some(path) => PatternSpec::Matrix { path: path.clone() },
+                None => {
+                    return Err(Error::field(
+                        "matrix",
+                        "is required for pattern = \"matrix\": a CSV file of N x N weights",
+                    ));
+                }
+            },
+            _ => PatternSpec::Group { size: self.group },
+        })
+    }
+
+    fn load_spec(&self, alltoall: bool) -> Result<LoadSpec> {
+        if alltoall {
+            if self.load.is_some() {
+                return Err(Error::field(
+                    "load",
+                    "does not apply to injection = \"alltoall\" (its load is implied by period, group and packet size)",
+                ));
+            }
+            return Ok(LoadSpec::Implied);
+        }
+        match (self.load, &self.phases) {
+            (Some(_), Some(_)) => Err(Error::field(
+                "phases",
+                "give either load or phases, not both",
+            )),
+            (Some(load), None) => Ok(LoadSpec::Constant(check_load("load", load)?)),
+            (None, Some(phases)) => {
+                if phases.is_empty() {
+                    return Err(Error::field(
+                        "phases",
+                        "needs at least one { until_cycle, load } entry",
+                    ));
+                }
+                let mut previous = 0;
+                let mut out = Vec::with_capacity(phases.len());
+                for (i, p) in phases.iter().enumerate() {
+                    if p.until_cycle <= previous {
+                        return Err(Error::field(
+                            format!("phases[{i}].until_cycle"),
+                            format!(
+                                "must be greater than the previous phase's end ({previous}); phases are listed in time order"
+                            ),
+                        ));
+                    }
+                    previous = p.until_cycle;
+                    out.push((
+                        p.until_cycle,
+                        check_load(&format!("phases[{i}].load"), p.load)?,
+                    ));
+                }
+                Ok(LoadSpec::Phases(out))
+            }
+            (None, None) => Err(Error::field(
+                "load",
+                "is required: offered flits per terminal per cycle (e.g. 0.5), or give phases",
+            )),
+        }
+    }
+}

@@ -1,0 +1,349 @@
+//! The flit-level simulator: zero-load latency against the analytical formula for every timing
+//! preset, invariants under load (flit conservation, credits, ordering, destinations),
+//! deadlock and saturation detection, determinism.
+
+use std::path::Path;
+
+use fabricopt::routing::{
+    Candidate, PacketInfo, RouteContext, RouteRng, RouteState, RoutingConfig, RoutingFunction,
+    VcRange, build_routing,
+};
+use fabricopt::sim::{self, Engine, RunEnd, SimConfig, SimParams, Switching};
+use fabricopt::topology::metrics::distances_from;
+use fabricopt::topology::{Topology, TopologyConfig};
+use fabricopt::traffic::{Traffic, TrafficConfig};
+
+fn topo(spec: &str) -> Topology {
+    TopologyConfig::parse_spec(spec)
+        .unwrap()
+        .build(Path::new("."), 1)
+        .unwrap()
+}
+
+fn routing(name: &str, t: &Topology, vcs: usize) -> Box<dyn RoutingFunction> {
+    let cfg = RoutingConfig {
+        algorithm: name.into(),
+        ..RoutingConfig::default()
+    };
+    build_routing(&cfg, t, vcs).unwrap()
+}
+
+fn traffic(t: &Topology, pattern: &str, load: f64, size: u32) -> Traffic {
+    let mut cfg = TrafficConfig::new(pattern, load);
+    cfg.packet_size = Some(size);
+    Traffic::build(&[cfg], t, 7, Path::new(".")).unwrap()
+}
+
+fn params(cfg: SimConfig) -> SimParams {
+    cfg.resolve().unwrap()
+}
+
+/// Sends single packets through an otherwise empty network and compares each latency with
+/// L_inj + H(R+V+S+T) + sum of router-channel latencies + L_ej + (P-1) + injection delay.
+fn check_zero_load(
+    spec: &str,
+    algorithm: &str,
+    sim: SimConfig,
+    sizes: &[u32],
+    expect_min_hops: bool,
+) {
+    let t = topo(spec);
+    let p = params(sim);
+    let r = routing(algorithm, &t, p.num_vcs);
+    let graph = t.router_graph();
+    let term_lat = t.links[t.terminals[0].link].params.latency as u64;
+    let per_router = u64::from(p.routing_delay + p.vc_alloc_delay + p.sw_alloc_delay + p.st_delay);
+    let n = t.num_terminals() as u32;
+    let mut engine = Engine::new(
+        &t,
+        r.as_ref(),
+        traffic(&t, "uniform", 1e-12, 1),
+        p.clone(),
+        3,
+    );
+    engine.enable_log();
+    let mut checked = 0;
+    for &size in sizes {
+        for src in (0..n).step_by(3) {
+            let dist = distances_from(&graph, t.terminals[src as usize].router);
+            for dst in 0..n {
+                if dst == src {
+                    continue;
+                }
+                assert!(engine.inject_packet(src, dst, size, 0));
+                let mut guard = 0;
+                let rec = loop {
+                    engine.step();
+                    let log = engine.take_log();
+                    if let Some(&rec) = log.first() {
+                        break rec;
+                    }
+                    guard += 1;
+                    assert!(guard < 100_000, "packet {src}->{dst} never arrived");
+                };
+                // Let credits return before the next packet.
+                for _ in 0..64 {
+                    engine.step();
+                }
+                assert_eq!((rec.src, rec.dst), (src, dst));
+                assert_eq!(rec.created, rec.injected, "the NIC was idle");
+                let hops = u64::from(rec.hops);
+                if expect_min_hops {
+                    let d = dist[t.terminals[dst as usize].router].unwrap();
+                    assert_eq!(rec.hops, d, "{spec}: {src}->{dst} not minimal");
+                }
+                let channel_sum = channel_latency_sum(&t, src, dst, hops);
+                let expected = u64::from(p.injection_delay)
+                    + 2 * term_lat
+                    + (hops + 1) * per_router
+                    + channel_sum
+                    + u64::from(size - 1);
+                assert_eq!(
+                    rec.delivered - rec.injected,
+                    expected,
+                    "{spec} {algorithm} preset {}: packet {src}->{dst} size {size}, {hops} hops",
+                    p.preset
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 10);
+    engine.check_invariants().unwrap();
+}
+
+/// Router-to-router channel latency along a minimal path: uniform latency, except in a
+/// dragonfly, where an inter-group minimal path has one global link and hops-1 local ones.
+fn channel_latency_sum(t: &Topology, src: u32, dst: u32, hops: u64) -> u64 {
+    use fabricopt::topology::{LinkKind, Shape};
+    let lat = |kind: LinkKind| {
+        t.links
+            .iter()
+            .find(|l| l.kind == kind)
+            .map_or(0, |l| u64::from(l.params.latency))
+    };
+    match &t.shape {
+        Shape::Dragonfly { a, .. } => {
+            let g = |term: u32| t.terminals[term as usize].router / a;
+            if g(src) == g(dst) {
+                hops * lat(LinkKind::Local)
+            } else {
+                (hops - 1) * lat(LinkKind::Local) + lat(LinkKind::Global)
+            }
+        }
+        _ => hops * lat(LinkKind::Local),
+    }
+}
+
+fn preset(name: &str) -> SimConfig {
+    SimConfig {
+        preset: Some(name.into()),
+        num_vcs: Some(2),
+        vc_depth: Some(16),
+        ..SimConfig::default()
+    }
+}
+
+#[test]
+fn zero_load_latency_matches_the_formula_for_every_preset() {
+    for name in ["default", "booksim", "ideal"] {
+        check_zero_load("mesh:4x4", "dor", preset(name), &[1, 5], true);
+        check_zero_load(
+            "torus:5x4,c=2,local_latency=3,terminal_latency=2",
+            "dor",
+            preset(name),
+            &[1, 4],
+            true,
+        );
+    }
+    let custom = SimConfig {
+        routing_delay: Some(0),
+        vc_alloc_delay: Some(2),
+        sw_alloc_delay: Some(1),
+        st_delay: Some(3),
+        injection_delay: Some(2),
+        ..preset("default")
+    };
+    check_zero_load("mesh:3x3x2,local_latency=2", "dor", custom, &[1, 3], true);
+}
+
+#[test]
+fn zero_load_latency_on_a_dragonfly_with_local_and_global_latencies() {
+    for name in ["default", "booksim"] {
+        check_zero_load(
+            "dragonfly:p=2,local_latency=10,global_latency=100,terminal_latency=1",
+            "min",
+            preset(name),
+            &[1, 3],
+            // Dragonfly MIN takes local-global-local paths, which can be longer than the
+            // graph's shortest path through a third group.
+            false,
+        );
+    }
+}
+
+#[test]
+fn virtual_cut_through_has_the_same_zero_load_latency() {
+    let vct = SimConfig {
+        switching: Some(Switching::VirtualCutThrough),
+        ..preset("default")
+    };
+    check_zero_load("torus:4x4", "dor", vct, &[1, 8], true);
+}
+
+/// Runs `cycles` cycles checking the invariants after every one.
+fn run_checked(spec: &str, algorithm: &str, sim: SimConfig, load: f64, size: u32, cycles: u64) {
+    let t = topo(spec);
+    let p = params(sim);
+    let r = routing(algorithm, &t, p.num_vcs);
+    let mut e = Engine::new(&t, r.as_ref(), traffic(&t, "uniform", load, size), p, 11);
+    for _ in 0..cycles {
+        e.step();
+        if let Err(msg) = e.check_invariants() {
+            panic!("{spec} cycle {}: {msg}", e.now());
+        }
+    }
+    let c = &e.counters;
+    assert_eq!(c.misdelivered, 0);
+    assert_eq!(c.out_of_order, 0);
+    assert!(c.packets_delivered > 100, "{c:?}");
+    assert!(c.flits_ejected <= c.flits_injected);
+}
+
+#[test]
+fn invariants_hold_under_load() {
+    let base = SimConfig {
+        num_vcs: Some(2),
+        vc_depth: Some(4),
+        ..SimConfig::default()
+    };
+    run_checked("mesh:4x4,c=2", "dor", base.clone(), 0.35, 4, 3000);
+    run_checked("torus:4x4", "dor", base.clone(), 0.5, 3, 3000);
+    let vct = SimConfig {
+        switching: Some(Switching::VirtualCutThrough),
+        vc_depth: Some(6),
+        ..base.clone()
+    };
+    run_checked("torus:4x4", "dor", vct, 0.5, 6, 3000);
+    let islip = SimConfig {
+        allocator: Some(fabricopt::sim::AllocatorKind::Islip),
+        alloc_iters: Some(2),
+        input_speedup: Some(2),
+        ..base
+    };
+    run_checked("mesh:4x4", "dor", islip, 0.4, 2, 3000);
+}
+
+/// Clockwise routing on a ring with one VC: deadlocks under load.
+struct Clockwise;
+
+impl RoutingFunction for Clockwise {
+    fn name(&self) -> String {
+        "clockwise".into()
+    }
+    fn min_vcs(&self) -> usize {
+        1
+    }
+    fn route(
+        &self,
+        ctx: &RouteContext,
+        pkt: &PacketInfo,
+        _state: &mut RouteState,
+        _rng: &mut RouteRng,
+        out: &mut Vec<Candidate>,
+    ) {
+        let port = if ctx.router as u32 == pkt.dst_router {
+            0
+        } else {
+            2
+        };
+        out.push(Candidate {
+            port,
+            vcs: VcRange::new(0, 1),
+        });
+    }
+}
+
+#[test]
+fn a_cyclic_channel_dependency_is_reported_as_a_deadlock() {
+    let t = topo("ring:4");
+    let p = params(SimConfig {
+        num_vcs: Some(1),
+        vc_depth: Some(2),
+        deadlock_cycles: Some(300),
+        warmup_cycles: Some(100),
+        measure_cycles: Some(5000),
+        ..SimConfig::default()
+    });
+    let mut e = Engine::new(&t, &Clockwise, traffic(&t, "uniform", 0.9, 8), p, 1);
+    match e.run() {
+        RunEnd::Deadlock(d) => {
+            // The wait-for cycle goes round the ring: every router appears, through its input
+            // from the counter-clockwise neighbour (port 1) or its injection port (port 0)
+            // when an injected packet holds the clockwise output VC.
+            let mut routers: Vec<u32> = d.cycle_vcs.iter().map(|&(r, _, _)| r).collect();
+            routers.sort();
+            routers.dedup();
+            assert_eq!(routers, vec![0, 1, 2, 3], "{d:?}");
+            assert!(
+                d.cycle_vcs
+                    .iter()
+                    .all(|&(_, port, vc)| port <= 1 && vc == 0)
+            );
+            assert!(d.flits_in_flight > 0);
+        }
+        other => panic!("expected a deadlock, got {other:?}"),
+    }
+}
+
+#[test]
+fn saturation_is_detected_and_the_run_ends() {
+    let t = topo("mesh:4x4");
+    let p = params(SimConfig {
+        num_vcs: Some(2),
+        warmup_cycles: Some(500),
+        measure_cycles: Some(3000),
+        drain_cycles: Some(3000),
+        ..SimConfig::default()
+    });
+    let r = routing("dor", &t, 2);
+    let point = sim::simulate_point(&t, r.as_ref(), traffic(&t, "uniform", 0.9, 1), &p, 1, 0.9);
+    assert!(point.saturated, "{point:?}");
+    assert!(point.saturation_reason.is_some());
+    assert!(point.accepted < 0.7);
+    let calm = sim::simulate_point(&t, r.as_ref(), traffic(&t, "uniform", 0.1, 1), &p, 1, 0.1);
+    assert!(!calm.saturated, "{calm:?}");
+    assert!((calm.accepted - 0.1).abs() < 0.02);
+    assert!((calm.offered - 0.1).abs() < 0.02);
+}
+
+#[test]
+fn results_are_deterministic_whatever_the_thread_count() {
+    let t = topo("torus:4x4,c=2");
+    let p = params(SimConfig {
+        num_vcs: Some(2),
+        warmup_cycles: Some(300),
+        measure_cycles: Some(2000),
+        ..SimConfig::default()
+    });
+    let r = routing("dor", &t, 2);
+    let tr = traffic(&t, "uniform", 0.2, 2);
+    let loads = [0.1, 0.2, 0.3];
+    let run = |threads| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(|| sim::sweep(&t, r.as_ref(), &tr, &p, 5, &loads, &|| {}).unwrap())
+    };
+    let strip = |mut v: Vec<sim::LoadPoint>| {
+        for p in &mut v {
+            p.wall_seconds = 0.0;
+        }
+        v
+    };
+    let a = strip(run(1));
+    let b = strip(run(2));
+    assert_eq!(a, b);
+    assert!(a[0].latency_avg < a[2].latency_avg);
+}
