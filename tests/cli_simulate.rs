@@ -1,0 +1,158 @@
+//! `fabricopt simulate` and `fabricopt bench` from the command line.
+
+use std::process::{Command, Output};
+
+fn fabricopt(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fabricopt"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("binary runs")
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let out = fabricopt(args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("one JSON object")
+}
+
+fn error_line(args: &[&str]) -> String {
+    let out = fabricopt(args);
+    assert!(!out.status.success(), "{args:?} should fail");
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    stderr
+}
+
+fn small_problem(dir: &std::path::Path, extra: &str) -> String {
+    let path = dir.join("p.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "seed = 3\n[topology]\nkind = \"mesh\"\ndims = [4, 4]\n[routing]\nalgorithm = \"dor\"\n\
+             [[traffic]]\npattern = \"uniform\"\nload = 0.1\npacket_size = 2\n\
+             [simulation]\nnum_vcs = 2\nwarmup_cycles = 500\nmeasure_cycles = 3000\n{extra}"
+        ),
+    )
+    .unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+#[test]
+fn simulate_sweep_json_has_points_and_saturation() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = small_problem(dir.path(), "");
+    let v = json(&["simulate", &p, "--sweep", "0.1:0.9:0.4", "--json"]);
+    let points = v["points"].as_array().unwrap();
+    assert_eq!(points.len(), 3);
+    for key in ["offered", "accepted", "latency_avg", "latency_p99", "hops_avg", "saturated"] {
+        assert!(!points[0][key].is_null(), "{key}");
+    }
+    assert_eq!(points[0]["saturated"], false);
+    assert_eq!(points[2]["saturated"], true);
+    let sat = v["saturation_throughput"].as_f64().unwrap();
+    assert!(sat > 0.3 && sat < 0.9, "{sat}");
+    // Uniform 4x4 mesh, DOR: 2 * (k^2 - 1) / (3k) = 2.5 hops over all ordered pairs including
+    // a terminal and itself, so 2.5 * 256 / 240 between distinct terminals.
+    let hops = points[0]["hops_avg"].as_f64().unwrap();
+    assert!((hops - 2.5 * 256.0 / 240.0).abs() < 0.05, "{hops}");
+}
+
+#[test]
+fn simulate_table_and_plot() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = small_problem(dir.path(), "");
+    let svg = dir.path().join("curve.svg");
+    let out = fabricopt(&["simulate", &p, "--sweep", "0.05:0.15:0.05", "--plot", svg.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("latency avg"), "{text}");
+    assert_eq!(text.lines().filter(|l| l.trim_end().ends_with("ok")).count(), 3, "{text}");
+    let plot = std::fs::read_to_string(&svg).unwrap();
+    assert!(plot.starts_with("<svg") && plot.contains("dor"), "{}", &plot[..200.min(plot.len())]);
+}
+
+#[test]
+fn simulate_errors_are_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = small_problem(dir.path(), "");
+    let e = error_line(&["simulate", &p, "--sweep", "0.1:x:0.1"]);
+    assert!(e.contains("--sweep") && e.contains("TO"), "{e}");
+    let e = error_line(&["simulate", &p, "--load=0"]);
+    assert!(e.contains("--load"), "{e}");
+    let p2 = small_problem(dir.path(), "num_vcs_typo = 3\n");
+    let e = error_line(&["simulate", &p2]);
+    assert!(e.contains("unknown field `num_vcs_typo`"), "{e}");
+    // Too few VCs for the routing algorithm.
+    let path = dir.path().join("t.toml");
+    std::fs::write(
+        &path,
+        "[topology]\nkind = \"torus\"\ndims = [4, 4]\n[routing]\nalgorithm = \"dor\"\n\
+         [[traffic]]\npattern = \"uniform\"\nload = 0.1\n[simulation]\nnum_vcs = 1\n",
+    )
+    .unwrap();
+    let e = error_line(&["simulate", path.to_str().unwrap()]);
+    assert!(e.contains("simulation.num_vcs") && e.contains("needs at least 2"), "{e}");
+    std::fs::write(&path, "[topology]\nkind = \"torus\"\ndims = [4, 4]\n").unwrap();
+    let e = error_line(&["simulate", path.to_str().unwrap()]);
+    assert!(e.contains("[routing]"), "{e}");
+    std::fs::write(
+        &path,
+        "[topology]\nkind = \"torus\"\ndims = [4, 4]\n[routing]\nalgorithm = \"warp\"\n\
+         [[traffic]]\npattern = \"uniform\"\nload = 0.1\n",
+    )
+    .unwrap();
+    let e = error_line(&["simulate", path.to_str().unwrap()]);
+    assert!(e.contains("routing.algorithm: unknown algorithm `warp`"), "{e}");
+}
+
+#[test]
+fn every_bundled_simulation_problem_runs() {
+    // Short runs of the shipped problems (their own phases are long; the seed is fixed).
+    for name in [
+        "mesh8x8-uniform",
+        "mesh4x4x4-transpose",
+        "torus4x4-dqn-baseline",
+        "dragonfly-1056-ur",
+        "dragonfly-1056-adv1",
+    ] {
+        let file = format!("problems/{name}.toml");
+        let text = std::fs::read_to_string(&file).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let short = dir.path().join(format!("{name}.toml"));
+        let text = text
+            .lines()
+            .map(|l| {
+                if l.starts_with("warmup_cycles") {
+                    "warmup_cycles = 200".to_string()
+                } else if l.starts_with("measure_cycles") {
+                    "measure_cycles = 2000".to_string()
+                } else {
+                    l.to_string()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        std::fs::write(&short, text).unwrap();
+        let v = json(&["simulate", short.to_str().unwrap(), "--json"]);
+        let point = &v["points"][0];
+        assert!(point["deadlock"].is_null(), "{name}: {point}");
+        assert_eq!(point["counters"]["misdelivered"], 0, "{name}");
+        assert_eq!(point["counters"]["out_of_order"], 0, "{name}");
+    }
+}
+
+#[test]
+fn bench_reports_cycles_per_second() {
+    let v = json(&["bench", "--only", "mesh8x8", "--repeat", "1", "--json"]);
+    let cases = v["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 1);
+    assert_eq!(cases[0]["name"], "mesh8x8-uniform-0.1");
+    assert!(cases[0]["cycles_per_s"].as_f64().unwrap() > 0.0);
+    assert!(cases[0]["flit_hops_per_s"].as_f64().unwrap() > 0.0);
+}
