@@ -50,7 +50,14 @@ fn simulate_sweep_json_has_points_and_saturation() {
     let v = json(&["simulate", &p, "--sweep", "0.1:0.9:0.4", "--json"]);
     let points = v["points"].as_array().unwrap();
     assert_eq!(points.len(), 3);
-    for key in ["offered", "accepted", "latency_avg", "latency_p99", "hops_avg", "saturated"] {
+    for key in [
+        "offered",
+        "accepted",
+        "latency_avg",
+        "latency_p99",
+        "hops_avg",
+        "saturated",
+    ] {
         assert!(!points[0][key].is_null(), "{key}");
     }
     assert_eq!(points[0]["saturated"], false);
@@ -68,13 +75,34 @@ fn simulate_table_and_plot() {
     let dir = tempfile::tempdir().unwrap();
     let p = small_problem(dir.path(), "");
     let svg = dir.path().join("curve.svg");
-    let out = fabricopt(&["simulate", &p, "--sweep", "0.05:0.15:0.05", "--plot", svg.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = fabricopt(&[
+        "simulate",
+        &p,
+        "--sweep",
+        "0.05:0.15:0.05",
+        "--plot",
+        svg.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("latency avg"), "{text}");
-    assert_eq!(text.lines().filter(|l| l.trim_end().ends_with("ok")).count(), 3, "{text}");
+    assert_eq!(
+        text.lines()
+            .filter(|l| l.trim_end().ends_with("ok"))
+            .count(),
+        3,
+        "{text}"
+    );
     let plot = std::fs::read_to_string(&svg).unwrap();
-    assert!(plot.starts_with("<svg") && plot.contains("dor"), "{}", &plot[..200.min(plot.len())]);
+    assert!(
+        plot.starts_with("<svg") && plot.contains("dor"),
+        "{}",
+        &plot[..200.min(plot.len())]
+    );
 }
 
 #[test]
@@ -97,7 +125,10 @@ fn simulate_errors_are_one_line() {
     )
     .unwrap();
     let e = error_line(&["simulate", path.to_str().unwrap()]);
-    assert!(e.contains("simulation.num_vcs") && e.contains("needs at least 2"), "{e}");
+    assert!(
+        e.contains("simulation.num_vcs") && e.contains("needs at least 2"),
+        "{e}"
+    );
     std::fs::write(&path, "[topology]\nkind = \"torus\"\ndims = [4, 4]\n").unwrap();
     let e = error_line(&["simulate", path.to_str().unwrap()]);
     assert!(e.contains("[routing]"), "{e}");
@@ -108,7 +139,10 @@ fn simulate_errors_are_one_line() {
     )
     .unwrap();
     let e = error_line(&["simulate", path.to_str().unwrap()]);
-    assert!(e.contains("routing.algorithm: unknown algorithm `warp`"), "{e}");
+    assert!(
+        e.contains("routing.algorithm: unknown algorithm `warp`"),
+        "{e}"
+    );
 }
 
 #[test]
