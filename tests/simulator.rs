@@ -347,3 +347,41 @@ fn results_are_deterministic_whatever_the_thread_count() {
     assert_eq!(a, b);
     assert!(a[0].latency_avg < a[2].latency_avg);
 }
+
+/// The `booksim` preset reproduces BookSim2's zero-load packet latency on an 8x8 mesh with
+/// all channels of latency 1: 5H + 2 + (P-1) for a packet crossing H routers, and 4H + 2 +
+/// (P-1) with lookahead routing (see docs/simulator.md for the derivation).
+#[test]
+fn booksim_preset_matches_booksim_zero_load_numbers() {
+    let t = topo("mesh:8x8");
+    for (lookahead, per_hop) in [(false, 5u64), (true, 4)] {
+        let p = params(SimConfig {
+            preset: Some("booksim".into()),
+            routing_delay: lookahead.then_some(0),
+            num_vcs: Some(2),
+            vc_depth: Some(16),
+            ..SimConfig::default()
+        });
+        let r = routing("dor", &t, 2);
+        let mut e = Engine::new(&t, r.as_ref(), traffic(&t, "uniform", 1e-12, 1), p, 1);
+        e.enable_log();
+        for (src, dst, routers, size) in [(0u32, 1u32, 2u64, 1u32), (0, 63, 15, 1), (9, 54, 11, 4)] {
+            assert!(e.inject_packet(src, dst, size, 0));
+            let rec = loop {
+                e.step();
+                if let Some(&rec) = e.take_log().first() {
+                    break rec;
+                }
+            };
+            for _ in 0..50 {
+                e.step();
+            }
+            assert_eq!(rec.hops as u64 + 1, routers);
+            assert_eq!(
+                rec.delivered - rec.created,
+                per_hop * routers + 2 + u64::from(size - 1),
+                "lookahead {lookahead}: {src}->{dst}"
+            );
+        }
+    }
+}
