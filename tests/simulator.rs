@@ -232,6 +232,34 @@ fn invariants_hold_under_load() {
         ..base
     };
     run_checked("mesh:4x4", "dor", islip, 0.4, 2, 3000);
+    // Adaptive and non-minimal algorithms, near and past saturation.
+    let five = SimConfig {
+        num_vcs: Some(5),
+        vc_depth: Some(4),
+        ..SimConfig::default()
+    };
+    for algorithm in ["min", "val_n", "ugal_g", "par"] {
+        run_checked("dragonfly:p=2", algorithm, five.clone(), 0.7, 2, 2000);
+    }
+    for algorithm in ["duato", "star", "romm", "valiant"] {
+        run_checked("torus:4x4", algorithm, five.clone(), 0.6, 3, 2000);
+    }
+    run_checked(
+        "jellyfish:routers=24,degree=4",
+        "dfsssp",
+        five.clone(),
+        0.5,
+        2,
+        2000,
+    );
+    run_checked(
+        "exanest:R=2,N=4,M=2,genome=5/17/8/22",
+        "updown",
+        five,
+        0.5,
+        2,
+        2000,
+    );
 }
 
 /// Clockwise routing on a ring with one VC: deadlocks under load.
@@ -365,7 +393,8 @@ fn booksim_preset_matches_booksim_zero_load_numbers() {
         let r = routing("dor", &t, 2);
         let mut e = Engine::new(&t, r.as_ref(), traffic(&t, "uniform", 1e-12, 1), p, 1);
         e.enable_log();
-        for (src, dst, routers, size) in [(0u32, 1u32, 2u64, 1u32), (0, 63, 15, 1), (9, 54, 11, 4)] {
+        for (src, dst, routers, size) in [(0u32, 1u32, 2u64, 1u32), (0, 63, 15, 1), (9, 54, 11, 4)]
+        {
             assert!(e.inject_packet(src, dst, size, 0));
             let rec = loop {
                 e.step();

@@ -180,7 +180,20 @@ pub struct DragonflyRouting {
     links: Vec<Vec<GlobalLink>>,
     /// Ejection port of every terminal.
     eject_port: Vec<u16>,
+    // Lookup tables of the hot path (route computation runs at every router a packet meets).
+    /// Group and position in the group of every router.
+    group_of: Vec<u32>,
+    pos_of: Vec<u32>,
+    /// `exit_port[router * g + group]`: the first port towards `group` when the two groups
+    /// share exactly one global link (then the choice depends on nothing else), else
+    /// [`NO_PORT`].
+    exit_port: Vec<u16>,
+    /// The VCs of each VC class.
+    blocks: Vec<VcRange>,
 }
+
+/// Marks an `exit_port` entry that needs the general search.
+const NO_PORT: u16 = u16::MAX;
 
 impl DragonflyRouting {
     /// Reads the global-link tables from `topo` and checks the local port numbering.
@@ -272,7 +285,8 @@ impl DragonflyRouting {
         if topo.terminals.iter().any(|t| t.port >= p) {
             return Err(shape_err("has terminals on network ports".into()));
         }
-        Ok(DragonflyRouting {
+        let n = algorithm.min_vcs();
+        let mut rf = DragonflyRouting {
             algorithm,
             p,
             a,
@@ -283,17 +297,35 @@ impl DragonflyRouting {
             first_global,
             links,
             eject_port: topo.terminals.iter().map(|t| t.port as u16).collect(),
-        })
+            group_of: (0..a * g).map(|r| (r / a) as u32).collect(),
+            pos_of: (0..a * g).map(|r| (r % a) as u32).collect(),
+            exit_port: Vec::new(),
+            blocks: (0..n)
+                .map(|c| VcRange::new(c * num_vcs / n, (c + 1) * num_vcs / n))
+                .collect(),
+        };
+        rf.exit_port = (0..a * g)
+            .flat_map(|cur| (0..g).map(move |t| (cur, t)))
+            .map(|(cur, t)| {
+                let list = &rf.links[(cur / a) * g + t];
+                if t == cur / a || list.len() != 1 {
+                    NO_PORT
+                } else {
+                    rf.port_via(cur, list[0]) as u16
+                }
+            })
+            .collect();
+        Ok(rf)
     }
 
     fn group(&self, router: usize) -> usize {
-        router / self.a
+        self.group_of[router] as usize
     }
 
     /// Local port of `from` leading to `to` (same group, different routers).
     fn local_port(&self, from: usize, to: usize) -> usize {
-        let (r, o) = (from % self.a, to % self.a);
-        self.p + if o < r { o } else { o - 1 }
+        let (r, o) = (self.pos_of[from], self.pos_of[to]);
+        self.p + if o < r { o as usize } else { o as usize - 1 }
     }
 
     /// The global link from `cur`'s group to group `t` that gives the fewest hops from `cur`
@@ -327,13 +359,25 @@ impl DragonflyRouting {
         if t == self.group(cur) {
             self.local_port(cur, target)
         } else {
-            self.port_via(cur, self.exit_link(cur, t, Some(target), salt))
+            match self.exit_port[cur * self.g + t] {
+                NO_PORT => self.exit_search(cur, t, Some(target), salt),
+                port => port as usize,
+            }
         }
+    }
+
+    /// First port of the best exit link (see `exit_link`) when `exit_port` has no entry.
+    #[cold]
+    fn exit_search(&self, cur: usize, t: usize, dst: Option<usize>, salt: usize) -> usize {
+        self.port_via(cur, self.exit_link(cur, t, dst, salt))
     }
 
     /// First port of the minimal route from `cur` into group `t` (not `cur`'s group).
     fn port_to_group(&self, cur: usize, t: usize, salt: usize) -> usize {
-        self.port_via(cur, self.exit_link(cur, t, None, salt))
+        match self.exit_port[cur * self.g + t] {
+            NO_PORT => self.exit_search(cur, t, None, salt),
+            port => port as usize,
+        }
     }
 
     fn global_hops(state: &RouteState) -> usize {
@@ -373,13 +417,16 @@ impl DragonflyRouting {
         state.aux = NO_ROUTER;
         state.intermediate = NO_ROUTER;
         let kind = self.algorithm.intermediate();
+        if kind == Intermediate::None {
+            return;
+        }
         let (gs, gd) = (
             self.group(pkt.src_router as usize),
             self.group(pkt.dst_router as usize),
         );
         let (lo, hi) = (gs.min(gd), gs.max(gd));
         let eligible = self.g - 1 - usize::from(gs != gd);
-        if kind == Intermediate::None || eligible == 0 {
+        if eligible == 0 {
             return;
         }
         let mut grp = rng.random_range(0..eligible);
@@ -451,8 +498,7 @@ impl DragonflyRouting {
     }
 
     fn block(&self, class: usize) -> VcRange {
-        let n = self.algorithm.min_vcs();
-        VcRange::new(class * self.num_vcs / n, (class + 1) * self.num_vcs / n)
+        self.blocks[class]
     }
 }
 

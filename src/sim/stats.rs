@@ -92,8 +92,14 @@ impl Collector {
     }
 
     fn batch(&self, cycle: u64) -> usize {
-        (((cycle - self.start) as u128 * self.batches as u128 / self.len as u128) as usize)
-            .min(self.batches - 1)
+        let offset = cycle - self.start;
+        // 64-bit arithmetic when it cannot overflow (always in practice; a 128-bit division is
+        // a library call).
+        let b = match offset.checked_mul(self.batches as u64) {
+            Some(x) => x / self.len,
+            None => (offset as u128 * self.batches as u128 / self.len as u128) as u64,
+        };
+        (b as usize).min(self.batches - 1)
     }
 
     /// A packet of `flits` was created at `cycle`.

@@ -3,93 +3,176 @@
 use super::*;
 
 impl Engine<'_> {
-    /// Output stage of VC allocation: each requested output VC grants one input VC,
-    /// round-robin from its pointer.
-    pub(super) fn allocate_vcs(&mut self, r: usize, base_iv: usize) {
-        let span = self.net.ports_of(r) * self.v;
-        let mut reqs = std::mem::take(&mut self.va_requests);
-        reqs.sort_unstable();
-        let mut i = 0;
-        while i < reqs.len() {
-            let ov = reqs[i].0 as usize;
-            let mut j = i;
-            let ptr = self.ov_rr[ov] as usize;
-            let mut best = (usize::MAX, 0usize);
-            while j < reqs.len() && reqs[j].0 as usize == ov {
-                let li = reqs[j].1 as usize - base_iv;
-                let dist = (li + span - ptr) % span;
-                if dist < best.0 {
-                    best = (dist, reqs[j].1 as usize);
+    /// Output stage of VC allocation: each requested output VC grants the requester nearest
+    /// its round-robin pointer (kept by `request_vc`), in increasing output VC order. Returns
+    /// whether a granted input VC may already request the switch this cycle.
+    pub(super) fn allocate_vcs(&mut self, at: &RouterAt) -> bool {
+        let span = at.span as usize;
+        let base = at.iv0;
+        let mut any_sa = false;
+        for w in 0..self.words {
+            let mut bits = std::mem::take(&mut self.va_mask[w]);
+            while bits != 0 {
+                let lov = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let req = self.va_best[lov];
+                let li = req.li as usize;
+                self.grant_vc(at, li, lov, req.cand as usize);
+                self.ovs[base + lov].rr = if li + 1 == span { 0 } else { li as u32 + 1 };
+                if self.p.vc_alloc_delay == 0 && self.can_send(&self.ivs[base + li]) {
+                    self.sa_mask[li / 64] |= 1 << (li % 64);
+                    any_sa = true;
                 }
-                j += 1;
             }
-            self.grant_vc(best.1, ov);
-            self.ov_rr[ov] = ((best.1 - base_iv + 1) % span) as u32;
-            i = j;
         }
-        reqs.clear();
-        self.va_requests = reqs;
+        any_sa
     }
 
-    pub(super) fn grant_vc(&mut self, iv: usize, ov: usize) {
-        let v = self.v;
-        self.ov_owner[ov] = iv as u32;
-        self.iv_state[iv] = ACTIVE;
-        self.iv_out[iv] = ov as u32;
-        self.iv_ready[iv] = self.now + u64::from(self.p.vc_alloc_delay);
-        self.out_queue[ov / v] += self.buf_len[iv];
-        let r = self.net.port_router[iv / v] as usize;
-        let pb = self.net.port_base[r] as usize;
-        let chosen_port = ov / v - pb;
-        let chosen = self.iv_cands[iv]
-            .iter()
-            .copied()
-            .find(|c| c.port as usize == chosen_port && c.vcs.contains(ov % v))
-            .expect("granted output VC comes from a candidate");
+    /// Grants output VC `lov` of router `r` to input VC `li`, which requested it through
+    /// its candidate number `cand`.
+    fn grant_vc(&mut self, at: &RouterAt, li: usize, lov: usize, cand: usize) {
+        let (iv, ov) = (at.iv0 + li, at.iv0 + lov);
+        let out_port = at.port0 + self.lport[lov] as usize;
+        let vc = self.lvc[lov] as usize;
+        self.ovs[ov].owner = iv as u32;
+        let ivc = &mut self.ivs[iv];
+        ivc.state = ACTIVE;
+        ivc.out_port = out_port as u32;
+        ivc.out_vc = vc as u8;
+        ivc.ready = self.now + u64::from(self.p.vc_alloc_delay);
+        self.port_state[out_port].queue += ivc.len;
+        // The requesting candidate is the first one that holds the granted VC.
+        let chosen = self.cand_buf[iv * self.cand_stride + cand];
         let flit = self.front(iv);
         let congestion = EngineView::of_parts(
-            &self.credits,
-            &self.ov_owner,
-            &self.out_queue,
-            &self.buf_len,
+            &self.ovs,
+            &self.port_state,
+            &self.ivs,
             &self.net,
             self.depth,
         );
         let ctx = RouteContext {
-            router: r,
-            in_port: iv / v - pb,
-            in_vc: iv % v,
+            router: at.r,
+            in_port: self.lport[li] as usize,
+            in_vc: self.lvc[li] as usize,
             congestion: &congestion,
         };
-        let pkt = &mut self.packets[flit.pkt as usize];
-        let mut state = pkt.route;
-        self.routing
-            .on_forward(&ctx, &pkt.info, chosen, ov % v, &mut state);
+        let info = self.packet_info(flit.pkt);
+        let mut state = self.packets[flit.pkt as usize].route;
+        self.routing.on_forward(&ctx, &info, chosen, vc, &mut state);
         // The head will cross a router-to-router channel: one more hop taken (the routing
         // function saw the hops taken before this router).
-        if !self.net.out_is_ejection[ov / v] {
+        if !self.ports[out_port].ejection {
             state.hops += 1;
         }
-        pkt.route = state;
+        self.packets[flit.pkt as usize].route = state;
     }
 
-    /// Switch allocation among the requests `(input port, input VC, output port)` collected
-    /// for router `r` (grouped by input port), then switch traversal of the winners.
-    pub(super) fn allocate_switch(&mut self, r: usize) {
+    /// Switch allocation among the input VCs of router `r` in `sa_mask`, then switch
+    /// traversal of the winners in increasing output port order.
+    pub(super) fn allocate_switch(&mut self, at: &RouterAt) {
+        if self.p.allocator == AllocatorKind::Separable && self.p.input_speedup == 1 {
+            self.separable_switch_single(at);
+            return;
+        }
+        // General allocators over the request list `(input port, input VC, output port)`,
+        // grouped by input port.
+        let (r, base) = (at.r, at.iv0);
         let mut reqs = std::mem::take(&mut self.sa_requests);
+        reqs.clear();
+        for w in 0..self.words {
+            let mut bits = std::mem::take(&mut self.sa_mask[w]);
+            while bits != 0 {
+                let li = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let iv = base + li;
+                let gp_in = (at.port0 + self.lport[li] as usize) as u32;
+                reqs.push((gp_in, iv as u32, self.ivs[iv].out_port));
+            }
+        }
         let mut winners = std::mem::take(&mut self.sa_winners);
         winners.clear();
         match self.p.allocator {
             AllocatorKind::Separable => self.separable_switch(r, &mut reqs, &mut winners),
             AllocatorKind::Islip => self.islip_switch(r, &reqs, &mut winners),
         }
-        let now = self.now;
         for &iv in &winners {
-            self.traverse(r, iv as usize, now);
+            self.traverse(at, iv as usize - base);
         }
-        reqs.clear();
         self.sa_requests = reqs;
         self.sa_winners = winners;
+    }
+
+    /// Separable input-first with one VC per input port (the default): each input port
+    /// picks its requesting VC nearest its round-robin pointer, each output port grants the
+    /// picking input port nearest its pointer; both pointers move past the winner. Same
+    /// result as `separable_switch`, without sorting.
+    fn separable_switch_single(&mut self, at: &RouterAt) {
+        let v = self.v as u32;
+        let pb = at.port0;
+        // Input stage, over the requesting VCs in increasing order (grouped by port).
+        let mut port = u32::MAX;
+        let mut pick = (u32::MAX, 0usize); // (distance from the port's pointer, VC)
+        for w in 0..self.words {
+            let mut bits = std::mem::take(&mut self.sa_mask[w]);
+            while bits != 0 {
+                let li = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                if self.lport[li] != port {
+                    if port != u32::MAX {
+                        self.offer_output(at, port, pick.1);
+                    }
+                    port = self.lport[li];
+                    pick.0 = u32::MAX;
+                }
+                let ptr = self.port_state[pb + port as usize].in_rr;
+                let vc = self.lvc[li];
+                let dist = if vc >= ptr { vc - ptr } else { vc + v - ptr };
+                if dist < pick.0 {
+                    pick = (dist, li);
+                }
+            }
+        }
+        if port != u32::MAX {
+            self.offer_output(at, port, pick.1);
+        }
+        // Output stage, in increasing output port order.
+        let nports = at.nports;
+        for w in 0..self.out_mask.len() {
+            let mut bits = std::mem::take(&mut self.out_mask[w]);
+            while bits != 0 {
+                let out = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let li = self.sa_best[out].1 as usize;
+                let in_port = self.lport[li];
+                self.port_state[pb + out].out_rr = if in_port + 1 == nports {
+                    0
+                } else {
+                    in_port + 1
+                };
+                let vc = self.lvc[li];
+                self.port_state[pb + in_port as usize].in_rr = if vc + 1 == v { 0 } else { vc + 1 };
+                self.traverse(at, li);
+            }
+        }
+    }
+
+    /// Output stage bookkeeping: input port `in_port` of router `r` picked its VC `li`; its
+    /// output port keeps the picking input port nearest the output's pointer.
+    #[inline(always)]
+    fn offer_output(&mut self, at: &RouterAt, in_port: u32, li: usize) {
+        let out = self.ivs[at.iv0 + li].out_port as usize - at.port0;
+        let ptr = self.port_state[at.port0 + out].out_rr;
+        let dist = if in_port >= ptr {
+            in_port - ptr
+        } else {
+            in_port + at.nports - ptr
+        };
+        let bit = 1u64 << (out % 64);
+        if self.out_mask[out / 64] & bit == 0 || dist < self.sa_best[out].0 {
+            self.out_mask[out / 64] |= bit;
+            self.sa_best[out] = (dist, li as u32);
+        }
     }
 
     /// Separable input-first: each input port picks up to `input_speedup` of its requesting
@@ -108,7 +191,7 @@ impl Engine<'_> {
             while j < reqs.len() && reqs[j].0 as usize == gp_in {
                 j += 1;
             }
-            let ptr = self.in_rr[gp_in] as usize;
+            let ptr = self.port_state[gp_in].in_rr as usize;
             let group = &mut reqs[i..j];
             group.sort_unstable_by_key(|&(_, iv, _)| ((iv as usize % v) + v - ptr) % v);
             let mut taken: u64 = 0;
@@ -131,7 +214,7 @@ impl Engine<'_> {
         let mut k = 0;
         while k < picked_list.len() {
             let out = picked_list[k].0 as usize;
-            let ptr = self.out_rr[out] as usize;
+            let ptr = self.port_state[out].out_rr as usize;
             let mut m = k;
             let mut best = (usize::MAX, 0u32, 0u32);
             while m < picked_list.len() && picked_list[m].0 as usize == out {
@@ -142,8 +225,8 @@ impl Engine<'_> {
                 m += 1;
             }
             let (_, gp_in, iv) = best;
-            self.out_rr[out] = ((gp_in as usize - pb + 1) % nports) as u32;
-            self.in_rr[gp_in as usize] = ((iv as usize % v + 1) % v) as u32;
+            self.port_state[out].out_rr = ((gp_in as usize - pb + 1) % nports) as u32;
+            self.port_state[gp_in as usize].in_rr = ((iv as usize % v + 1) % v) as u32;
             winners.push(iv);
             k = m;
         }
@@ -165,7 +248,7 @@ impl Engine<'_> {
         let mut edges = std::mem::take(&mut self.sa_picked);
         edges.clear();
         for &(g, iv, out) in reqs {
-            let ptr = self.in_rr[g as usize] as usize;
+            let ptr = self.port_state[g as usize].in_rr as usize;
             let key = (iv as usize % v + v - ptr) % v;
             match edges.iter_mut().find(|e| e.0 == out && e.1 == g) {
                 Some(e) => {
@@ -189,7 +272,8 @@ impl Engine<'_> {
                 while m < edges.len() && edges[m].0 as usize == out {
                     let in_local = edges[m].1 as usize - pb;
                     if out_matched & (1 << (out - pb)) == 0 && in_matched & (1 << in_local) == 0 {
-                        let dist = (in_local + nports - self.out_rr[out] as usize) % nports;
+                        let dist =
+                            (in_local + nports - self.port_state[out].out_rr as usize) % nports;
                         if dist < best.0 {
                             best = (dist, edges[m].1, edges[m].2);
                         }
@@ -210,7 +294,8 @@ impl Engine<'_> {
                 let mut best = (usize::MAX, 0u32, 0u32);
                 while m < grants.len() && grants[m].0 as usize == g {
                     let out_local = grants[m].1 as usize - pb;
-                    let dist = (out_local + nports - self.islip_accept[g] as usize) % nports;
+                    let dist =
+                        (out_local + nports - self.port_state[g].islip_accept as usize) % nports;
                     if dist < best.0 {
                         best = (dist, grants[m].1, grants[m].2);
                     }
@@ -220,9 +305,9 @@ impl Engine<'_> {
                 in_matched |= 1 << (g - pb);
                 out_matched |= 1 << (out as usize - pb);
                 if iter == 0 {
-                    self.out_rr[out as usize] = ((g - pb + 1) % nports) as u32;
-                    self.islip_accept[g] = ((out as usize - pb + 1) % nports) as u32;
-                    self.in_rr[g] = ((iv as usize % v + 1) % v) as u32;
+                    self.port_state[out as usize].out_rr = ((g - pb + 1) % nports) as u32;
+                    self.port_state[g].islip_accept = ((out as usize - pb + 1) % nports) as u32;
+                    self.port_state[g].in_rr = ((iv as usize % v + 1) % v) as u32;
                 }
                 winners.push(iv);
                 k = m;

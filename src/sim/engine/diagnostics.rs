@@ -7,18 +7,18 @@ impl Engine<'_> {
     /// The input VCs that wait on each other in a cycle (for the deadlock report).
     pub(super) fn deadlock_report(&self) -> DeadlockReport {
         let v = self.v;
-        let n = self.buf_len.len();
+        let n = self.ivs.len();
         // Wait-for edges between input VCs: an ACTIVE VC without credits waits for the
         // downstream input VC; a VC waiting for an output VC waits for the VCs holding its
         // candidates.
         let mut waits: Vec<Vec<usize>> = vec![Vec::new(); n];
         for (iv, wait) in waits.iter_mut().enumerate() {
-            if self.buf_len[iv] == 0 {
+            if self.ivs[iv].len == 0 {
                 continue;
             }
-            match self.iv_state[iv] {
+            match self.ivs[iv].state {
                 ACTIVE => {
-                    let ov = self.iv_out[iv] as usize;
+                    let ov = self.ivs[iv].out(v);
                     let out_port = ov / v;
                     if let Sink::Router(gp) =
                         self.net.chan_sink[self.net.out_chan[out_port] as usize]
@@ -29,9 +29,9 @@ impl Engine<'_> {
                 VC_ALLOC => {
                     let r = self.net.port_router[iv / v] as usize;
                     let pb = self.net.port_base[r] as usize;
-                    for c in &self.iv_cands[iv] {
+                    for c in self.cands(iv) {
                         for vc in c.vcs.iter() {
-                            let owner = self.ov_owner[(pb + c.port as usize) * v + vc];
+                            let owner = self.ovs[(pb + c.port as usize) * v + vc].owner;
                             if owner != NONE {
                                 wait.push(owner as usize);
                             }
@@ -60,7 +60,7 @@ impl Engine<'_> {
 
     /// Checks flit conservation and the credit protocol; `Err` describes the first violation.
     pub fn check_invariants(&self) -> Result<(), String> {
-        let buffered: u64 = self.buf_len.iter().map(|&l| u64::from(l)).sum();
+        let buffered: u64 = self.ivs.iter().map(|ivc| u64::from(ivc.len)).sum();
         let on_wires: u64 = self.flit_wheel.iter().map(|w| w.len() as u64).sum();
         if self.counters.flits_injected != self.counters.flits_ejected + buffered + on_wires {
             return Err(format!(
@@ -71,8 +71,9 @@ impl Engine<'_> {
         // For every channel into a router and VC: sender credits + flits on the channel +
         // flits buffered + credits on their way back == depth.
         let v = self.v;
-        let mut in_flight_flits = vec![0u32; self.credits.len()];
-        let mut in_flight_credits = vec![0u32; self.credits.len()];
+        let counters = self.ovs.len() + self.nic_credits.len();
+        let mut in_flight_flits = vec![0u32; counters];
+        let mut in_flight_credits = vec![0u32; counters];
         for w in &self.flit_wheel {
             for ev in w {
                 if let Sink::Router(_) = self.net.chan_sink[ev.chan as usize] {
@@ -91,14 +92,17 @@ impl Engine<'_> {
             for vc in 0..v {
                 let c = (self.net.chan_credit_base[chan] as usize) + vc;
                 let iv = gp as usize * v + vc;
-                let total =
-                    self.credits[c] + in_flight_flits[c] + self.buf_len[iv] + in_flight_credits[c];
-                if total != self.depth || self.credits[c] > self.depth {
+                let credits = match self.ovs.get(c) {
+                    Some(ovc) => ovc.credits,
+                    None => self.nic_credits[c - self.ovs.len()],
+                };
+                let total = credits + in_flight_flits[c] + self.ivs[iv].len + in_flight_credits[c];
+                if total != self.depth || credits > self.depth {
                     return Err(format!(
                         "credit protocol broken on channel {chan} vc {vc}: credits {} + flits in flight {} + buffered {} + credits in flight {} != depth {}",
-                        self.credits[c],
+                        credits,
                         in_flight_flits[c],
-                        self.buf_len[iv],
+                        self.ivs[iv].len,
                         in_flight_credits[c],
                         self.depth
                     ));

@@ -4,28 +4,25 @@ use super::*;
 
 /// Read-only congestion state handed to routing functions.
 pub(super) struct EngineView<'e> {
-    credits: &'e [u32],
-    ov_owner: &'e [u32],
-    out_queue: &'e [u32],
-    buf_len: &'e [u32],
+    ovs: &'e [OutputVc],
+    ports: &'e [PortState],
+    ivs: &'e [InputVc],
     net: &'e Network,
     depth: u32,
 }
 
 impl<'e> EngineView<'e> {
     pub(super) fn of_parts(
-        credits: &'e [u32],
-        ov_owner: &'e [u32],
-        out_queue: &'e [u32],
-        buf_len: &'e [u32],
+        ovs: &'e [OutputVc],
+        ports: &'e [PortState],
+        ivs: &'e [InputVc],
         net: &'e Network,
         depth: u32,
     ) -> Self {
         EngineView {
-            credits,
-            ov_owner,
-            out_queue,
-            buf_len,
+            ovs,
+            ports,
+            ivs,
             net,
             depth,
         }
@@ -43,20 +40,20 @@ impl CongestionView for EngineView<'_> {
 
     fn credits(&self, router: usize, port: usize, vc: usize) -> u32 {
         let gp = self.net.port_base[router] as usize + port;
-        self.credits[gp * self.net.num_vcs + vc].min(self.depth)
+        self.ovs[gp * self.net.num_vcs + vc].credits.min(self.depth)
     }
 
     fn output_vc_busy(&self, router: usize, port: usize, vc: usize) -> bool {
         let gp = self.net.port_base[router] as usize + port;
-        self.ov_owner[gp * self.net.num_vcs + vc] != NONE
+        self.ovs[gp * self.net.num_vcs + vc].owner != NONE
     }
 
     fn output_queue(&self, router: usize, port: usize) -> u32 {
-        self.out_queue[self.net.port_base[router] as usize + port]
+        self.ports[self.net.port_base[router] as usize + port].queue
     }
 
     fn input_occupancy(&self, router: usize, port: usize, vc: usize) -> u32 {
         let gp = self.net.port_base[router] as usize + port;
-        self.buf_len[gp * self.net.num_vcs + vc]
+        self.ivs[gp * self.net.num_vcs + vc].len
     }
 }

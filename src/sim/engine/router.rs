@@ -1,0 +1,217 @@
+//! One router's cycle: route computation, VC-allocation requests and switch-allocation
+//! requests over its non-empty input VCs (one pass over the bit set), then the allocators
+//! (alloc.rs) and switch traversal.
+
+use super::*;
+
+impl Engine<'_> {
+    pub(super) fn process_router(&mut self, r: usize) {
+        let now = self.now;
+        let words = self.words;
+        let at = self.routers[r];
+        let base = at.iv0;
+        let mut any_va = false;
+        let mut any_sa = false;
+        for w in 0..words {
+            let mut bits = self.nonempty[r * words + w];
+            let mut sa_bits = 0u64;
+            while bits != 0 {
+                let li = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let iv = base + li;
+                let ivc = self.ivs[iv];
+                if ivc.ready > now {
+                    continue;
+                }
+                match ivc.state {
+                    IDLE => {
+                        self.compute_route(&at, li);
+                        if self.p.routing_delay == 0 {
+                            any_va |= self.request_vc(&at, li);
+                        }
+                    }
+                    VC_ALLOC => any_va |= self.request_vc(&at, li),
+                    // The VC allocation below does not change what `can_send` reads.
+                    _ if self.can_send(&ivc) => sa_bits |= 1 << (li % 64),
+                    _ => {}
+                }
+            }
+            self.sa_mask[w] = sa_bits;
+            any_sa |= sa_bits != 0;
+        }
+        if any_va {
+            any_sa |= self.allocate_vcs(&at);
+        }
+        if any_sa {
+            self.allocate_switch(&at);
+        }
+    }
+
+    /// An ACTIVE input VC may request the switch: a credit downstream and a free channel.
+    pub(super) fn can_send(&self, ivc: &InputVc) -> bool {
+        self.ovs[ivc.out(self.v)].credits > 0
+            && self.port_state[ivc.out_port as usize].free_at <= self.now
+    }
+
+    fn compute_route(&mut self, at: &RouterAt, li: usize) {
+        let iv = at.iv0 + li;
+        let flit = self.front(iv);
+        debug_assert_eq!(
+            flit.seq(),
+            0,
+            "a packet's first flit reached an idle VC mid-packet"
+        );
+        self.route_out.clear();
+        let info = self.packet_info(flit.pkt);
+        let mut state = self.packets[flit.pkt as usize].route;
+        {
+            let congestion = EngineView::of_parts(
+                &self.ovs,
+                &self.port_state,
+                &self.ivs,
+                &self.net,
+                self.depth,
+            );
+            let ctx = RouteContext {
+                router: at.r,
+                in_port: self.lport[li] as usize,
+                in_vc: self.lvc[li] as usize,
+                congestion: &congestion,
+            };
+            self.routing
+                .route(&ctx, &info, &mut state, &mut self.rng, &mut self.route_out);
+        }
+        self.packets[flit.pkt as usize].route = state;
+        self.store_cands(iv);
+        let ivc = &mut self.ivs[iv];
+        ivc.state = VC_ALLOC;
+        ivc.ready = self.now + u64::from(self.p.routing_delay);
+    }
+
+    /// Keeps the candidates in `route_out` for input VC `iv`.
+    fn store_cands(&mut self, iv: usize) {
+        let n = self.route_out.len();
+        if n > self.cand_stride {
+            // Rare (a routing function returned more candidates than ever before): widen.
+            let stride = n.next_power_of_two();
+            let mut wider = vec![self.route_out[0]; self.ivs.len() * stride];
+            for i in 0..self.ivs.len() {
+                let old = self.cands(i);
+                wider[i * stride..i * stride + old.len()].copy_from_slice(old);
+            }
+            self.cand_buf = wider;
+            self.cand_stride = stride;
+        }
+        let start = iv * self.cand_stride;
+        let dst = &mut self.cand_buf[start..start + n];
+        if let [c] = self.route_out[..] {
+            dst[0] = c; // the usual case, without a call to memcpy
+        } else {
+            dst.copy_from_slice(&self.route_out);
+        }
+        self.ivs[iv].cands = u16::try_from(n).expect("at most 65535 route candidates");
+    }
+
+    /// Input stage of VC allocation: the first candidate with a free output VC requests it
+    /// (kept if nearer the output VC's round-robin pointer than earlier requests). Returns
+    /// whether a request was made.
+    #[inline(always)]
+    fn request_vc(&mut self, at: &RouterAt, li: usize) -> bool {
+        let base = at.iv0;
+        let iv = base + li;
+        let need = match self.p.switching {
+            Switching::Wormhole => 0,
+            Switching::VirtualCutThrough => self.packets[self.front(iv).pkt as usize].info.size,
+        };
+        let start = iv * self.cand_stride;
+        let cands = &self.cand_buf[start..start + usize::from(self.ivs[iv].cands)];
+        let v = self.v;
+        let free =
+            |lov: usize| self.ovs[base + lov].owner == NONE && self.ovs[base + lov].credits >= need;
+        let Some((k, lov)) = cands.iter().enumerate().find_map(|(k, c)| {
+            let first = c.port as usize * v;
+            (c.vcs.start..c.vcs.end)
+                .map(|vc| first + usize::from(vc))
+                .find(|&lov| free(lov))
+                .map(|lov| (k, lov))
+        }) else {
+            return false;
+        };
+        let li = li as u32;
+        let rr = self.ovs[base + lov].rr;
+        let dist = if li >= rr { li - rr } else { li + at.span - rr };
+        let bit = 1u64 << (lov % 64);
+        let req = &mut self.va_best[lov];
+        if self.va_mask[lov / 64] & bit == 0 || dist < req.dist {
+            self.va_mask[lov / 64] |= bit;
+            *req = VaRequest {
+                dist,
+                li,
+                cand: k as u32,
+            };
+        }
+        true
+    }
+
+    /// Moves the front flit of input VC `li` of router `r` through the crossbar onto its
+    /// output channel.
+    #[inline(always)]
+    pub(super) fn traverse(&mut self, at: &RouterAt, li: usize) {
+        let now = self.now;
+        let base = at.iv0;
+        let iv = base + li;
+        let ivc = self.ivs[iv];
+        let flit = ivc.front;
+        let len = ivc.len - 1;
+        // The next flit moves from the ring to the front. An emptied ring restarts at slot 0,
+        // so that lightly used VCs touch only the first block of their slots.
+        let (front, head) = if len == 0 {
+            (flit, 0)
+        } else {
+            let next = self.buf[self.buf_slot(iv, ivc.head)];
+            let head = if len == 1 || ivc.head + 1 == self.depth {
+                0
+            } else {
+                ivc.head + 1
+            };
+            (next, head)
+        };
+        let ov = ivc.out(self.v);
+        let out_port = ivc.out_port as usize;
+        // Credit back to whoever feeds this input VC.
+        let gp_in = at.port0 + self.lport[li] as usize;
+        let input = self.ports[gp_in];
+        let credit_at = now + u64::from(input.in_credit_delay);
+        self.credit_wheel[(credit_at & self.wheel_mask) as usize]
+            .push(input.in_credit + self.lvc[li]);
+        // Onto the output channel.
+        let port = self.ports[out_port];
+        if !port.ejection {
+            self.ovs[ov].credits -= 1;
+            self.counters.flit_hops += 1;
+        }
+        let arrival = now + u64::from(port.out_delay);
+        self.flit_wheel[(arrival & self.wheel_mask) as usize].push(FlitEvent {
+            chan: port.out_chan,
+            vc: u32::from(ivc.out_vc),
+            flit,
+        });
+        let ps = &mut self.port_state[out_port];
+        ps.queue -= 1;
+        ps.free_at = now + u64::from(port.out_period);
+        self.last_progress = now;
+        let ivc = &mut self.ivs[iv];
+        ivc.len = len;
+        ivc.head = head;
+        ivc.front = front;
+        if flit.is_tail() {
+            self.ovs[ov].owner = NONE;
+            ivc.state = IDLE;
+            ivc.out_port = NONE;
+            ivc.ready = now + 1;
+        }
+        if len == 0 {
+            self.nonempty[at.r * self.words + li / 64] &= !(1 << (li % 64));
+        }
+    }
+}
