@@ -1,36 +1,10 @@
 //! The `fabricopt` binary: JSON output, exports, and one-line errors for bad input.
 
+mod common;
+
 use std::path::Path;
-use std::process::{Command, Output};
 
-fn fabricopt(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fabricopt"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("binary runs")
-}
-
-fn json(args: &[&str]) -> serde_json::Value {
-    let out = fabricopt(args);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("one JSON object")
-}
-
-/// Runs a command that must fail: non-zero exit, no panic, exactly one line on stderr.
-fn error_line(args: &[&str]) -> String {
-    let out = fabricopt(args);
-    assert!(!out.status.success(), "{args:?} should fail");
-    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
-    assert!(stderr.starts_with("error: "), "{stderr}");
-    stderr.trim_end().to_string()
-}
+use common::{error_line, fabricopt, json};
 
 #[test]
 fn topo_json_has_the_documented_fields() {

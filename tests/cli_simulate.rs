@@ -1,33 +1,8 @@
 //! `fabricopt simulate` and `fabricopt bench` from the command line.
 
-use std::process::{Command, Output};
+mod common;
 
-fn fabricopt(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fabricopt"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("binary runs")
-}
-
-fn json(args: &[&str]) -> serde_json::Value {
-    let out = fabricopt(args);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("one JSON object")
-}
-
-fn error_line(args: &[&str]) -> String {
-    let out = fabricopt(args);
-    assert!(!out.status.success(), "{args:?} should fail");
-    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
-    stderr
-}
+use common::{error_line, fabricopt, json};
 
 fn small_problem(dir: &std::path::Path, extra: &str) -> String {
     let path = dir.join("p.toml");
