@@ -28,7 +28,7 @@ impl Engine<'_> {
         any_sa
     }
 
-    /// Grants output VC `lov` of router `r` to input VC `li`, which requested it through
+    /// Grants output VC `lov` of router `at` to input VC `li`, which requested it through
     /// its candidate number `cand`.
     fn grant_vc(&mut self, at: &RouterAt, li: usize, lov: usize, cand: usize) {
         let (iv, ov) = (at.iv0 + li, at.iv0 + lov);
@@ -68,7 +68,7 @@ impl Engine<'_> {
         self.packets[flit.pkt as usize].route = state;
     }
 
-    /// Switch allocation among the input VCs of router `r` in `sa_mask`, then switch
+    /// Switch allocation among the input VCs of router `at` in `sa_mask`, then switch
     /// traversal of the winners in increasing output port order.
     pub(super) fn allocate_switch(&mut self, at: &RouterAt) {
         if self.p.allocator == AllocatorKind::Separable && self.p.input_speedup == 1 {
@@ -157,7 +157,7 @@ impl Engine<'_> {
         }
     }
 
-    /// Output stage bookkeeping: input port `in_port` of router `r` picked its VC `li`; its
+    /// Output stage bookkeeping: input port `in_port` of router `at` picked its VC `li`; its
     /// output port keeps the picking input port nearest the output's pointer.
     #[inline(always)]
     fn offer_output(&mut self, at: &RouterAt, in_port: u32, li: usize) {

@@ -153,7 +153,7 @@ impl Engine<'_> {
         true
     }
 
-    /// Moves the front flit of input VC `li` of router `r` through the crossbar onto its
+    /// Moves the front flit of input VC `li` of router `at` through the crossbar onto its
     /// output channel.
     #[inline(always)]
     pub(super) fn traverse(&mut self, at: &RouterAt, li: usize) {

@@ -19,10 +19,9 @@ pub(super) struct SourceCalendar {
 impl SourceCalendar {
     pub(super) fn new(sources: usize) -> Self {
         let words = sources.div_ceil(64).max(1);
-        // At most 1024 cycles and about 4 MiB of bits.
-        let len = ((4 << 20) / (words * 8))
-            .clamp(16, 1024)
-            .next_power_of_two() as u64;
+        // A power of two from 16 to 1024 cycles, at most 4 MiB of bits if that allows 16.
+        let fit = ((4 << 20) / (words * 8)).clamp(16, 1024);
+        let len = 1 << fit.ilog2();
         SourceCalendar {
             len,
             words,
