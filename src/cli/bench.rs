@@ -51,24 +51,35 @@ struct Report {
     cases: Vec<CaseResult>,
 }
 
-/// Runs one case: warm-up untimed, then `measure_cycles` timed; the median of `repeat` runs.
-pub fn run_case(name: &str, text: &str, repeat: usize) -> Result<CaseResult> {
+/// The bundled case `name` (one of [`CASES`]), ready to simulate.
+pub fn case_setup(name: &str, text: &str) -> Result<Setup> {
     let path = PathBuf::from(format!("problems/bench/{name}.toml"));
     let problem = parse_problem(text).map_err(|e| e.in_file(&path))?;
-    let setup = Setup::from_loaded(&LoadedProblem { path, problem })?;
+    Setup::from_loaded(&LoadedProblem { path, problem })
+}
+
+/// A fresh engine for `setup`, stepped through its warm-up cycles (untimed).
+pub fn warmed_engine(setup: &Setup) -> Engine<'_> {
+    let mut engine = Engine::new(
+        &setup.topo,
+        setup.routing.as_ref(),
+        setup.traffic.clone(),
+        setup.params.clone(),
+        setup.seed,
+    );
+    for _ in 0..setup.params.warmup_cycles {
+        engine.step();
+    }
+    engine
+}
+
+/// Runs one case: warm-up untimed, then `measure_cycles` timed; the median of `repeat` runs.
+pub fn run_case(name: &str, text: &str, repeat: usize) -> Result<CaseResult> {
+    let setup = case_setup(name, text)?;
     let cycles = setup.params.measure_cycles;
     let mut samples = Vec::with_capacity(repeat);
     for _ in 0..repeat.max(1) {
-        let mut engine = Engine::new(
-            &setup.topo,
-            setup.routing.as_ref(),
-            setup.traffic.clone(),
-            setup.params.clone(),
-            setup.seed,
-        );
-        for _ in 0..setup.params.warmup_cycles {
-            engine.step();
-        }
+        let mut engine = warmed_engine(&setup);
         let hops_before = engine.counters.flit_hops;
         let start = Instant::now();
         for _ in 0..cycles {
