@@ -121,7 +121,7 @@ pub struct CartesianRouting {
     num_routers: usize,
     num_vcs: usize,
     /// Ejection port of every terminal.
-    eject_port: Vec<u16>,
+    ejection: super::Ejection,
 }
 
 impl CartesianRouting {
@@ -173,7 +173,7 @@ impl CartesianRouting {
             concentration: c,
             num_routers: n,
             num_vcs,
-            eject_port: topo.terminals.iter().map(|t| t.port as u16).collect(),
+            ejection: super::Ejection::new(topo),
         };
         // Every network port must lead where the numbering says.
         for r in 0..n {
@@ -397,11 +397,7 @@ impl RoutingFunction for CartesianRouting {
     ) {
         let cur = ctx.router;
         let dst = pkt.dst_router as usize;
-        if cur == dst {
-            out.push(Candidate {
-                port: self.eject_port[pkt.dst_terminal as usize],
-                vcs: VcRange::new(0, self.num_vcs),
-            });
+        if self.ejection.at_destination(cur, pkt, self.num_vcs, out) {
             return;
         }
         let classes = self.dateline_classes();

@@ -111,17 +111,7 @@ pub struct Walk {
     pub states: Vec<RouteState>,
 }
 
-pub fn packet(topo: &Topology, src: usize, dst: usize) -> PacketInfo {
-    PacketInfo {
-        id: (src * topo.num_terminals() + dst) as u32,
-        src_terminal: src as u32,
-        dst_terminal: dst as u32,
-        src_router: topo.terminals[src].router as u32,
-        dst_router: topo.terminals[dst].router as u32,
-        size: 1,
-        class: 0,
-    }
-}
+pub use crate::routing::paths::packet;
 
 /// Follows a packet from terminal `src` to terminal `dst` the way the simulator does: one
 /// `route()` per router, the picked candidate granted, `on_forward()`, `hops` incremented per

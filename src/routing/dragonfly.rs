@@ -179,7 +179,7 @@ pub struct DragonflyRouting {
     /// `links[from_group * g + to_group]`: the global links between the two groups.
     links: Vec<Vec<GlobalLink>>,
     /// Ejection port of every terminal.
-    eject_port: Vec<u16>,
+    ejection: super::Ejection,
     // Lookup tables of the hot path (route computation runs at every router a packet meets).
     /// Group and position in the group of every router.
     group_of: Vec<u32>,
@@ -296,7 +296,7 @@ impl DragonflyRouting {
             bias: 0.0,
             first_global,
             links,
-            eject_port: topo.terminals.iter().map(|t| t.port as u16).collect(),
+            ejection: super::Ejection::new(topo),
             group_of: (0..a * g).map(|r| (r / a) as u32).collect(),
             pos_of: (0..a * g).map(|r| (r % a) as u32).collect(),
             exit_port: Vec::new(),
@@ -525,11 +525,7 @@ impl RoutingFunction for DragonflyRouting {
     ) {
         let cur = ctx.router;
         let dst = pkt.dst_router as usize;
-        if cur == dst {
-            out.push(Candidate {
-                port: self.eject_port[pkt.dst_terminal as usize],
-                vcs: VcRange::new(0, self.num_vcs),
-            });
+        if self.ejection.at_destination(cur, pkt, self.num_vcs, out) {
             return;
         }
         if state.flags & DRAWN == 0 {

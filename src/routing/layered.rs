@@ -115,7 +115,7 @@ pub struct Dfsssp {
     /// `layer[src * n + dst]`: the layer of the router pair (0 where no terminal pair exists).
     layer: Vec<u8>,
     layers: usize,
-    terminal_port: Vec<u16>,
+    ejection: super::Ejection,
 }
 
 impl Dfsssp {
@@ -136,7 +136,7 @@ impl Dfsssp {
             next_port,
             layer,
             layers,
-            terminal_port: topo.terminals.iter().map(|t| t.port as u16).collect(),
+            ejection: super::Ejection::new(topo),
         })
     }
 
@@ -470,11 +470,7 @@ impl RoutingFunction for Dfsssp {
     ) {
         let v = ctx.congestion.num_vcs();
         let d = pkt.dst_router as usize;
-        if ctx.router == d {
-            out.push(Candidate {
-                port: self.terminal_port[pkt.dst_terminal as usize],
-                vcs: VcRange::new(0, v),
-            });
+        if self.ejection.at_destination(ctx.router, pkt, v, out) {
             return;
         }
         let port = self.next_port[ctx.router * self.n + d];

@@ -12,6 +12,40 @@ use rand_chacha::ChaCha8Rng;
 
 pub type RouteRng = ChaCha8Rng;
 
+/// The ejection port of every terminal: what every routing function offers once a packet has
+/// reached its destination router.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ejection {
+    ports: Vec<u16>,
+}
+
+impl Ejection {
+    pub fn new(topo: &crate::topology::Topology) -> Self {
+        Ejection {
+            ports: topo.terminals.iter().map(|t| t.port as u16).collect(),
+        }
+    }
+
+    /// At the destination router, appends the destination terminal's port on every VC and
+    /// returns true; elsewhere does nothing and returns false.
+    pub fn at_destination(
+        &self,
+        router: usize,
+        pkt: &PacketInfo,
+        num_vcs: usize,
+        out: &mut Vec<Candidate>,
+    ) -> bool {
+        if router != pkt.dst_router as usize {
+            return false;
+        }
+        out.push(Candidate {
+            port: self.ports[pkt.dst_terminal as usize],
+            vcs: VcRange::new(0, num_vcs),
+        });
+        true
+    }
+}
+
 /// Sentinel for "no router" in [`RouteState::intermediate`].
 pub const NO_ROUTER: u32 = u32::MAX;
 

@@ -45,7 +45,7 @@ pub struct UpDown {
     port_dir: Vec<Vec<PortDirection>>,
     /// `dist[(dst * n + router) * 2 + phase]`: legal hops to `dst`, or `FAR`.
     dist: Vec<u16>,
-    terminal_port: Vec<u16>,
+    ejection: super::Ejection,
 }
 
 /// The default root: least eccentricity, lowest id (unreachable routers count as infinitely
@@ -110,7 +110,7 @@ impl UpDown {
             graph,
             port_dir,
             dist,
-            terminal_port: topo.terminals.iter().map(|t| t.port as u16).collect(),
+            ejection: super::Ejection::new(topo),
         })
     }
 
@@ -191,11 +191,10 @@ impl RoutingFunction for UpDown {
     ) {
         let vcs = VcRange::new(0, ctx.congestion.num_vcs());
         let (u, d) = (ctx.router, pkt.dst_router as usize);
-        if u == d {
-            out.push(Candidate {
-                port: self.terminal_port[pkt.dst_terminal as usize],
-                vcs,
-            });
+        if self
+            .ejection
+            .at_destination(u, pkt, ctx.congestion.num_vcs(), out)
+        {
             return;
         }
         let phase = usize::from(state.phase.min(1));
