@@ -8,6 +8,7 @@ pub mod error;
 pub mod export;
 pub mod problem;
 pub mod routing;
+pub mod search;
 pub mod sim;
 pub mod topology;
 pub mod traffic;

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::routing::RoutingConfig;
+use crate::search::SearchConfig;
 use crate::sim::SimConfig;
 use crate::topology::metrics::{BisectionOptions, MetricsOptions};
 use crate::topology::spec::clean_serde_message;
@@ -21,6 +22,8 @@ pub struct Problem {
     /// The one seed every random choice derives from.
     #[serde(default = "default_seed")]
     pub seed: u64,
+    /// Absent only in files that need no topology (the real-coded search benchmarks).
+    #[serde(default)]
     pub topology: TopologyConfig,
     #[serde(default)]
     pub metrics: MetricsConfig,
@@ -32,6 +35,8 @@ pub struct Problem {
     /// Router model, switching and measurement phases.
     #[serde(default)]
     pub simulation: SimConfig,
+    /// Multi-objective search (needed by `search`).
+    pub search: Option<SearchConfig>,
 }
 
 fn default_seed() -> u64 {

@@ -1,0 +1,278 @@
+//! The `[search]` table of a problem file.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Algorithm {
+    #[serde(rename = "nsga2", alias = "nsga-ii")]
+    Nsga2,
+    #[serde(rename = "sms-emoa", alias = "smsemoa")]
+    SmsEmoa,
+}
+
+impl Algorithm {
+    pub fn name(self) -> &'static str {
+        match self {
+            Algorithm::Nsga2 => "nsga2",
+            Algorithm::SmsEmoa => "sms-emoa",
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Algorithm::Nsga2 => "NSGA-II",
+            Algorithm::SmsEmoa => "SMS-EMOA",
+        }
+    }
+}
+
+/// Which algorithms a search runs (`algorithm = "both"` runs NSGA-II then SMS-EMOA).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum AlgorithmChoice {
+    #[default]
+    #[serde(rename = "nsga2", alias = "nsga-ii")]
+    Nsga2,
+    #[serde(rename = "sms-emoa", alias = "smsemoa")]
+    SmsEmoa,
+    #[serde(rename = "both")]
+    Both,
+}
+
+impl AlgorithmChoice {
+    pub fn algorithms(self) -> Vec<Algorithm> {
+        match self {
+            AlgorithmChoice::Nsga2 => vec![Algorithm::Nsga2],
+            AlgorithmChoice::SmsEmoa => vec![Algorithm::SmsEmoa],
+            AlgorithmChoice::Both => vec![Algorithm::Nsga2, Algorithm::SmsEmoa],
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ProblemKind {
+    #[serde(rename = "zdt1")]
+    Zdt1,
+    #[serde(rename = "zdt2")]
+    Zdt2,
+    #[serde(rename = "zdt3")]
+    Zdt3,
+    #[serde(rename = "dtlz2")]
+    Dtlz2,
+    /// The ExaNeSt link-arrangement problem; T = (R, N, M) comes from `[topology]`.
+    #[serde(rename = "exanest")]
+    Exanest,
+}
+
+/// Real-coded variation (SBX crossover, polynomial mutation) for the benchmark problems.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RealOperators {
+    pub sbx_eta: f64,
+    pub sbx_probability: f64,
+    pub mutation_eta: f64,
+    /// Per-variable mutation probability; default 1 / number of variables.
+    pub mutation_probability: Option<f64>,
+}
+
+impl Default for RealOperators {
+    fn default() -> Self {
+        RealOperators {
+            sbx_eta: 15.0,
+            sbx_probability: 0.9,
+            mutation_eta: 20.0,
+            mutation_probability: None,
+        }
+    }
+}
+
+/// Which path-diversity definition f2 uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum Diversity {
+    /// Average number of edge-disjoint shortest paths (the paper's definition).
+    #[default]
+    #[serde(rename = "disjoint")]
+    Disjoint,
+    /// Average number of shortest paths.
+    #[serde(rename = "shortest-paths")]
+    ShortestPaths,
+}
+
+/// How f1 (bisection width) is computed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum BisectionMode {
+    /// Best cut of the multilevel FM partitioner (the paper uses Kernighan-Lin).
+    #[default]
+    #[serde(rename = "heuristic")]
+    Heuristic,
+    /// Proven minimum bisection (branch and bound; small systems only).
+    #[serde(rename = "exact")]
+    Exact,
+}
+
+/// What happens to disconnected genomes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum InvalidPolicy {
+    /// Keep them with a constraint violation (components - 1): constrained domination.
+    #[default]
+    #[serde(rename = "constrain")]
+    Constrain,
+    /// The seed's rule: a disconnected child is discarded (the parent is kept instead).
+    #[serde(rename = "discard")]
+    Discard,
+}
+
+/// Parameters of the ExaNeSt link-arrangement problem (seed-notes §3).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ExanestSearch {
+    pub p_cross: f64,
+    pub p_mut: f64,
+    pub p_new: f64,
+    pub p_ext: f64,
+    pub diversity: Diversity,
+    pub bisection: BisectionMode,
+    pub invalid: InvalidPolicy,
+    /// FM partitioner restarts per evaluation (heuristic bisection).
+    pub bisection_restarts: usize,
+}
+
+impl Default for ExanestSearch {
+    fn default() -> Self {
+        ExanestSearch {
+            p_cross: 0.8,
+            p_mut: 0.8,
+            p_new: 0.5,
+            p_ext: 0.0,
+            diversity: Diversity::Disjoint,
+            bisection: BisectionMode::Heuristic,
+            invalid: InvalidPolicy::Constrain,
+            bisection_restarts: 4,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SearchConfig {
+    pub problem: ProblemKind,
+    #[serde(default)]
+    pub algorithm: AlgorithmChoice,
+    #[serde(default = "default_population")]
+    pub population: usize,
+    /// Stop after this many generations (one generation = `population` evaluations, also
+    /// for the steady-state SMS-EMOA). Give this or `evaluations`.
+    pub generations: Option<usize>,
+    /// Stop after this many evaluations (including the initial population).
+    pub evaluations: Option<usize>,
+    /// Independent runs (seeds derived from the problem seed and the run index).
+    #[serde(default = "default_runs")]
+    pub runs: usize,
+    /// Decision variables of the real-coded problems (default 30 for ZDT, 12 for DTLZ2).
+    pub variables: Option<usize>,
+    /// Objectives of DTLZ2 (default 3).
+    pub objectives: Option<usize>,
+    /// Hypervolume reference point in each objective's natural sign (default: the problem's).
+    pub reference_point: Option<Vec<f64>>,
+    /// Write a checkpoint every generation under populations/<name>/.
+    #[serde(default = "default_true")]
+    pub checkpoint: bool,
+    #[serde(default)]
+    pub real: RealOperators,
+    #[serde(default)]
+    pub exanest: ExanestSearch,
+}
+
+fn default_population() -> usize {
+    100
+}
+
+fn default_runs() -> usize {
+    1
+}
+
+fn default_true() -> bool {
+    true
+}
+
+fn probability(field: &str, p: f64) -> Result<()> {
+    if (0.0..=1.0).contains(&p) {
+        Ok(())
+    } else {
+        Err(Error::field(
+            field,
+            format!("{p} is not a probability in [0, 1]"),
+        ))
+    }
+}
+
+impl SearchConfig {
+    /// Checks ranges; errors name the field relative to `[search]` (`search.population`).
+    pub fn validate(&self) -> Result<()> {
+        if self.population < 4 {
+            return Err(Error::field("search.population", "must be at least 4"));
+        }
+        if self.runs == 0 {
+            return Err(Error::field("search.runs", "must be at least 1"));
+        }
+        match (self.generations, self.evaluations) {
+            (Some(_), Some(_)) => {
+                return Err(Error::field(
+                    "search.evaluations",
+                    "give either `generations` or `evaluations`, not both",
+                ));
+            }
+            (None, None) => {
+                return Err(Error::field(
+                    "search.generations",
+                    "missing: give `generations` or `evaluations`",
+                ));
+            }
+            (_, Some(e)) if e < self.population => {
+                return Err(Error::field(
+                    "search.evaluations",
+                    format!(
+                        "{e} is less than the population ({}) needs for its first generation",
+                        self.population
+                    ),
+                ));
+            }
+            _ => {}
+        }
+        let r = &self.real;
+        probability("search.real.sbx_probability", r.sbx_probability)?;
+        if let Some(p) = r.mutation_probability {
+            probability("search.real.mutation_probability", p)?;
+        }
+        for (field, eta) in [
+            ("search.real.sbx_eta", r.sbx_eta),
+            ("search.real.mutation_eta", r.mutation_eta),
+        ] {
+            if !(eta.is_finite() && eta >= 0.0) {
+                return Err(Error::field(field, format!("{eta} must be >= 0")));
+            }
+        }
+        let x = &self.exanest;
+        probability("search.exanest.p_cross", x.p_cross)?;
+        probability("search.exanest.p_mut", x.p_mut)?;
+        probability("search.exanest.p_new", x.p_new)?;
+        probability("search.exanest.p_ext", x.p_ext)?;
+        if x.bisection_restarts == 0 {
+            return Err(Error::field(
+                "search.exanest.bisection_restarts",
+                "must be at least 1",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Total evaluation budget of one run.
+    pub fn evaluation_budget(&self) -> usize {
+        match (self.generations, self.evaluations) {
+            (_, Some(e)) => e,
+            (Some(g), None) => self.population * (g + 1),
+            (None, None) => self.population,
+        }
+    }
+}
