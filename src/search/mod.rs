@@ -3,8 +3,10 @@
 //! problem. See docs/search.md.
 
 pub mod config;
+pub mod exanest;
 pub mod hypervolume;
 pub mod problem;
+pub mod stats;
 
 pub use config::{Algorithm, SearchConfig};
 pub use problem::{Evaluation, Objective, SearchProblem, Sense};

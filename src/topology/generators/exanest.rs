@@ -124,6 +124,35 @@ pub fn exanest_links(r: usize, n: usize, m: usize, genome: &[usize]) -> Result<V
     Ok(links)
 }
 
+/// Router (`2 * chassis + side`) owning 1-based global link `link` with `2R` links per chassis.
+pub fn exanest_router_of(r: usize, link: usize) -> usize {
+    let chassis_links = 2 * r;
+    2 * ((link - 1) / chassis_links) + usize::from((link - 1) % chassis_links >= r)
+}
+
+/// The translation group every genome of T = (R, N, M) keeps, over router ids
+/// `(cabinet * N + chassis) * 2 + side`. Shifting whole cabinets always preserves the system;
+/// rotating chassis inside every cabinet does too when no cable leaves a cabinet, and rotating
+/// all chassis globally does when every cable is external (offsets are then global).
+pub fn exanest_symmetry(n: usize, m: usize, has_internal: bool, has_external: bool) -> Symmetry {
+    let digits = if m == 1 || !has_external {
+        vec![(m, true), (n, true), (2, false)]
+    } else if !has_internal {
+        vec![(n * m, true), (2, false)]
+    } else {
+        vec![(m, true), (n, false), (2, false)]
+    };
+    Symmetry::new(
+        digits
+            .into_iter()
+            .map(|(radix, translatable)| Digit {
+                radix,
+                translatable,
+            })
+            .collect(),
+    )
+}
+
 pub fn exanest(
     r: usize,
     n: usize,
@@ -136,7 +165,7 @@ pub fn exanest(
     let chassis_links = 2 * r;
     let routers = 2 * n * m;
     let slot_of = |link: usize| (link - 1) % chassis_links + 1;
-    let router_of = |link: usize| 2 * ((link - 1) / chassis_links) + usize::from(slot_of(link) > r);
+    let router_of = |link: usize| exanest_router_of(r, link);
     // Incoming port of each gene on its target side: rank among genes landing on that side.
     let mut incoming_port = vec![0; genome.len() + 1];
     let mut next_incoming = [concentration + r; 2];
@@ -174,25 +203,7 @@ pub fn exanest(
     }
     let has_internal = cables.iter().any(|c| !c.external);
     let has_external = cables.iter().any(|c| c.external);
-    // Shifting whole cabinets always preserves the system; rotating chassis inside every
-    // cabinet does too when no cable leaves a cabinet, and rotating all chassis globally does
-    // when every cable is external (offsets are then global).
-    let digits = if m == 1 || !has_external {
-        vec![(m, true), (n, true), (2, false)]
-    } else if !has_internal {
-        vec![(n * m, true), (2, false)]
-    } else {
-        vec![(m, true), (n, false), (2, false)]
-    };
-    let symmetry = Symmetry::new(
-        digits
-            .into_iter()
-            .map(|(radix, translatable)| Digit {
-                radix,
-                translatable,
-            })
-            .collect(),
-    );
+    let symmetry = exanest_symmetry(n, m, has_internal, has_external);
     b.finish(
         Shape::Exanest {
             r,
