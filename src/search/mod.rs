@@ -4,6 +4,8 @@
 
 pub mod config;
 pub mod exanest;
+pub mod exanest_compare;
+pub mod exanest_report;
 pub mod hypervolume;
 pub mod problem;
 pub mod stats;
