@@ -72,7 +72,10 @@ fn check(name: &str, points: &[Vec<f64>], hv: f64, sum: f64, some: &[(usize, f64
     let r = vec![1.1; d];
     let got = hypervolume(points, &r);
     let c = contributions(points, &r);
-    eprintln!("{name}: hv={got:.17e} sum_contributions={:.17e}", c.iter().sum::<f64>());
+    eprintln!(
+        "{name}: hv={got:.17e} sum_contributions={:.17e}",
+        c.iter().sum::<f64>()
+    );
     assert_close(got, hv, &format!("{name} hypervolume"));
     assert_close(c.iter().sum(), sum, &format!("{name} sum of contributions"));
     for &(i, want) in some {
@@ -152,7 +155,6 @@ fn sphere_5d_200_points_matches_moocore() {
         ],
     );
 }
-
 
 /// Without the offset, point 2i nearly coincides with point i (a few ulps apart). There
 /// moocore's hv_contributions is off (see the script), so the expected contributions are

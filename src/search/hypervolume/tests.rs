@@ -103,7 +103,9 @@ fn integer_grids_with_ties_agree_with_the_oracle() {
             let pts = grid(&mut rng, n, d, k);
             let r = vec![f64::from(k); d];
             assert_agrees(&pts, &r, &format!("grid d={d} trial={trial}"));
-            let r: Vec<f64> = (0..d).map(|_| f64::from(rng.random_range(1..=k + 1))).collect();
+            let r: Vec<f64> = (0..d)
+                .map(|_| f64::from(rng.random_range(1..=k + 1)))
+                .collect();
             assert_agrees(&pts, &r, &format!("grid d={d} trial={trial} uneven ref"));
         }
     }
@@ -181,11 +183,9 @@ fn known_values() {
     let cells = (0..4)
         .flat_map(|a| (0..4).flat_map(move |b| (0..4).map(move |c| [a, b, c])))
         .filter(|cell| {
-            perms.iter().any(|p| {
-                p.iter()
-                    .zip(cell)
-                    .all(|(&x, &c)| x <= f64::from(c))
-            })
+            perms
+                .iter()
+                .any(|p| p.iter().zip(cell).all(|(&x, &c)| x <= f64::from(c)))
         })
         .count();
     assert_eq!(hypervolume(&pts, &[4.0; 3]), cells as f64);
@@ -235,7 +235,10 @@ fn degenerate_inputs() {
     let pts = vec![vec![0.5], vec![0.25], vec![0.75], vec![2.0]];
     assert_eq!(hypervolume(&pts, &[1.0]), 0.75);
     assert_eq!(contributions(&pts, &[1.0]), vec![0.0, 0.25, 0.0, 0.0]);
-    assert_eq!(contributions(&[vec![0.25], vec![0.25]], &[1.0]), vec![0.0, 0.0]);
+    assert_eq!(
+        contributions(&[vec![0.25], vec![0.25]], &[1.0]),
+        vec![0.0, 0.0]
+    );
     for d in 1..=5 {
         let r = vec![1.0; d];
         // On the reference (or beyond it in one objective): nothing.
@@ -246,7 +249,10 @@ fn degenerate_inputs() {
         assert_eq!(contributions(&pts, &r), vec![0.0, 0.0], "d={d}");
         // A single point, and its duplicate.
         let p = vec![0.5; d];
-        assert_eq!(hypervolume(std::slice::from_ref(&p), &r), 0.5f64.powi(d as i32));
+        assert_eq!(
+            hypervolume(std::slice::from_ref(&p), &r),
+            0.5f64.powi(d as i32)
+        );
         assert_eq!(contributions(&[p.clone(), p], &r), vec![0.0, 0.0]);
     }
     // Negative zero behaves as zero.

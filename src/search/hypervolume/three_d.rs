@@ -94,7 +94,11 @@ impl Sweep<'_> {
     fn open(&mut self, owner: usize, x_a: f64, x_b: f64, top: f64, z: f64) {
         // Zero-width or zero-height strips carry no volume.
         if x_b > x_a && top > self.points[owner][1] {
-            let strip = Strip { x_b, top, z_open: z };
+            let strip = Strip {
+                x_b,
+                top,
+                z_open: z,
+            };
             self.strips[owner].insert(Key(x_a), strip);
         }
     }

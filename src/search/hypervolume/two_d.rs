@@ -50,7 +50,11 @@ pub(super) fn contributions(points: &[[f64; 2]], r: [f64; 2]) -> Vec<f64> {
     for (k, &s) in stair.iter().enumerate() {
         let [x, y] = points[s];
         let right = stair.get(k + 1).map_or(r[0], |&t| points[t][0]);
-        let upper = if k == 0 { r[1] } else { points[stair[k - 1]][1] };
+        let upper = if k == 0 {
+            r[1]
+        } else {
+            points[stair[k - 1]][1]
+        };
         // Every non-staircase point with x in [x_k, x_{k+1}) is weakly dominated by s_k (the
         // lowest staircase point at or left of it); it cuts s_k's box when below y_{k-1}.
         let mut cur_x = x;
