@@ -1,6 +1,7 @@
 //! The `fabricopt` command line.
 
 pub mod bench;
+mod hypervolume;
 pub mod simulate;
 mod topo;
 
@@ -27,6 +28,8 @@ pub enum Command {
     Simulate(simulate::SimulateArgs),
     /// Run the standard simulator speed cases and print simulated cycles/s.
     Bench(bench::BenchArgs),
+    /// Exact hypervolume (minimisation) of a CSV point set, and each point's contribution.
+    Hypervolume(hypervolume::HypervolumeArgs),
 }
 
 /// Runs the CLI; errors are printed as one line and give a non-zero exit code.
@@ -36,6 +39,7 @@ pub fn main() -> ExitCode {
         Command::Topo(args) => topo::run(&args),
         Command::Simulate(args) => simulate::run(&args),
         Command::Bench(args) => bench::run(&args),
+        Command::Hypervolume(args) => hypervolume::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
