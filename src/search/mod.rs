@@ -2,9 +2,18 @@
 //! hypervolume, real-coded benchmark problems (ZDT, DTLZ) and the ExaNeSt link-arrangement
 //! problem. See docs/search.md.
 
+pub mod benchmarks;
+pub mod checkpoint;
 pub mod config;
+pub mod dominance;
+pub mod engine;
+pub mod front;
 pub mod hypervolume;
+pub mod nsga2;
 pub mod problem;
+pub mod real;
+pub mod sms_emoa;
 
 pub use config::{Algorithm, SearchConfig};
+pub use engine::{GenerationRecord, Individual, RunOutcome, RunSettings, run, run_seed};
 pub use problem::{Evaluation, Objective, SearchProblem, Sense};

@@ -64,7 +64,10 @@ mod tests {
         assert_eq!(contributions(&pts, &[4.0, 4.0]), vec![1.0, 1.0, 1.0]);
         let cube = vec![vec![0.0, 0.0, 0.0], vec![0.5, 0.5, 0.5]];
         assert_eq!(hypervolume(&cube, &[1.0, 1.0, 1.0]), 1.0);
-        assert_eq!(contributions(&cube, &[1.0, 1.0, 1.0]), vec![1.0 - 0.125, 0.0]);
+        assert_eq!(
+            contributions(&cube, &[1.0, 1.0, 1.0]),
+            vec![1.0 - 0.125, 0.0]
+        );
         // Points outside the reference box add nothing.
         assert_eq!(hypervolume(&[vec![5.0, 0.0]], &[4.0, 4.0]), 0.0);
     }
