@@ -1,6 +1,7 @@
 //! The `fabricopt` command line.
 
 pub mod bench;
+pub mod search;
 pub mod simulate;
 mod topo;
 
@@ -27,6 +28,8 @@ pub enum Command {
     Simulate(simulate::SimulateArgs),
     /// Run the standard simulator speed cases and print simulated cycles/s.
     Bench(bench::BenchArgs),
+    /// Multi-objective search (NSGA-II, SMS-EMOA) on a problem file's [search] table.
+    Search(search::SearchArgs),
 }
 
 /// Runs the CLI; errors are printed as one line and give a non-zero exit code.
@@ -36,6 +39,7 @@ pub fn main() -> ExitCode {
         Command::Topo(args) => topo::run(&args),
         Command::Simulate(args) => simulate::run(&args),
         Command::Bench(args) => bench::run(&args),
+        Command::Search(args) => search::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
