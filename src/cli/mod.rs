@@ -2,6 +2,7 @@
 
 pub mod bench;
 mod hypervolume;
+pub mod search;
 pub mod simulate;
 mod topo;
 
@@ -30,6 +31,8 @@ pub enum Command {
     Bench(bench::BenchArgs),
     /// Exact hypervolume (minimisation) of a CSV point set, and each point's contribution.
     Hypervolume(hypervolume::HypervolumeArgs),
+    /// Multi-objective search (NSGA-II, SMS-EMOA) on a problem file's [search] table.
+    Search(search::SearchArgs),
 }
 
 /// Runs the CLI; errors are printed as one line and give a non-zero exit code.
@@ -40,6 +43,7 @@ pub fn main() -> ExitCode {
         Command::Simulate(args) => simulate::run(&args),
         Command::Bench(args) => bench::run(&args),
         Command::Hypervolume(args) => hypervolume::run(&args),
+        Command::Search(args) => search::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

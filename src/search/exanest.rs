@@ -126,9 +126,10 @@ impl ExanestProblem {
             v.ok_or_else(|| in_file(Error::field(format!("topology.{name}"), "missing")))
         };
         let (r, n, m) = (dim("r", topo.r)?, dim("n", topo.n)?, dim("m", topo.m)?);
-        let search = p.search.as_ref().ok_or_else(|| {
-            in_file(Error::field("search", "missing: add a [search] table"))
-        })?;
+        let search = p
+            .search
+            .as_ref()
+            .ok_or_else(|| in_file(Error::field("search", "missing: add a [search] table")))?;
         exanest_links(r, n, m, &vec![0; 2 * r])
             .map_err(|e| crate::problem::prefix_field(e, "topology"))
             .and_then(|_| Self::new(r, n, m, &search.exanest, p.seed))
@@ -153,7 +154,12 @@ impl ExanestProblem {
     /// Inclusive range of external values (None when M = 1).
     pub fn external_range(&self, idx: usize) -> Option<(usize, usize)> {
         let i = idx + 1;
-        (self.m > 1).then(|| (2 * self.n * self.r + 1 - i, 2 * self.m * self.n * self.r - i))
+        (self.m > 1).then(|| {
+            (
+                2 * self.n * self.r + 1 - i,
+                2 * self.m * self.n * self.r - i,
+            )
+        })
     }
 
     /// A fresh value for gene `idx`: external with probability `p_ext` (when there is more
@@ -424,18 +430,27 @@ mod tests {
                     .iter()
                     .enumerate()
                     .any(|(i, &s)| s != 0 && s <= p.internal_range(i).1);
-                let has_ext = g.iter().enumerate().any(|(i, &s)| s > p.internal_range(i).1);
+                let has_ext = g
+                    .iter()
+                    .enumerate()
+                    .any(|(i, &s)| s > p.internal_range(i).1);
                 let sym = exanest_symmetry(p.n, p.m, has_int, has_ext);
                 assert!(sym.is_automorphism_of(&graph), "{g:?}");
                 // Path diversity from representatives equals the full computation.
                 let full = summarize(&graph, None, true, &|| {});
                 let fast = summarize(&graph, Some(&sym), true, &|| {});
                 assert!(fast.sources < full.sources);
-                assert_eq!((fast.diameter, fast.connected), (full.diameter, full.connected));
+                assert_eq!(
+                    (fast.diameter, fast.connected),
+                    (full.diameter, full.connected)
+                );
                 for (a, b) in [
                     (fast.avg_distance, full.avg_distance),
                     (fast.shortest_paths, full.shortest_paths),
-                    (fast.disjoint_shortest.unwrap(), full.disjoint_shortest.unwrap()),
+                    (
+                        fast.disjoint_shortest.unwrap(),
+                        full.disjoint_shortest.unwrap(),
+                    ),
                 ] {
                     assert!((a - b).abs() < 1e-9 * b.abs().max(1.0), "{g:?}");
                 }

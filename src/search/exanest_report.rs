@@ -120,10 +120,9 @@ pub fn table(runs: &[AlgorithmRuns]) -> TableReport {
             }
         })
         .collect();
-    let hypervolume_rank_sum = (runs.len() >= 2
-        && runs[0].hypervolumes.len() >= 2
-        && runs[1].hypervolumes.len() >= 2)
-        .then(|| rank_sum(&runs[0].hypervolumes, &runs[1].hypervolumes));
+    let hypervolume_rank_sum =
+        (runs.len() >= 2 && runs[0].hypervolumes.len() >= 2 && runs[1].hypervolumes.len() >= 2)
+            .then(|| rank_sum(&runs[0].hypervolumes, &runs[1].hypervolumes));
     TableReport {
         algorithms,
         hypervolume_rank_sum,
@@ -158,11 +157,23 @@ pub fn render(report: &TableReport, paper: bool) -> String {
         let _ = write!(
             out,
             "{:>4} {:>7} {:>8} {:>7} {:>7} {:>7} {:>8} {:>8} {:>6} {:>6}",
-            "f3", "members", "mu_f1", "sd_f1", "mu_f2", "sd_f2", "f2_paper", "sp_paths", "diam",
+            "f3",
+            "members",
+            "mu_f1",
+            "sd_f1",
+            "mu_f2",
+            "sd_f2",
+            "f2_paper",
+            "sp_paths",
+            "diam",
             "dist"
         );
         if paper {
-            let _ = write!(out, " | {:>8} {:>7} {:>7} {:>7}", "seed_f1", "sd", "seed_f2", "sd");
+            let _ = write!(
+                out,
+                " | {:>8} {:>7} {:>7} {:>7}",
+                "seed_f1", "sd", "seed_f2", "sd"
+            );
         }
         out.push('\n');
         for g in &alg.groups {
@@ -185,7 +196,11 @@ pub fn render(report: &TableReport, paper: bool) -> String {
                     PAPER_TABLE_II.iter().find(|row| row.0 == g.active_links)
             {
                 let v = if k == 0 { nsga } else { sms };
-                let _ = write!(out, " | {:>8.2} {:>7.2} {:>7.2} {:>7.2}", v[0], v[2], v[1], v[3]);
+                let _ = write!(
+                    out,
+                    " | {:>8.2} {:>7.2} {:>7.2} {:>7.2}",
+                    v[0], v[2], v[1], v[3]
+                );
             }
             out.push('\n');
         }

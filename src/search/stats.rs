@@ -116,13 +116,21 @@ mod tests {
         let b = [0.878, 0.647, 0.598, 2.05, 1.06, 1.29, 1.06, 3.14, 1.29];
         let r = rank_sum(&a, &b);
         assert_eq!(r.u, 58.0);
-        assert!((r.p_value - 0.13291945818531892).abs() < 1e-9, "{}", r.p_value);
+        assert!(
+            (r.p_value - 0.13291945818531892).abs() < 1e-9,
+            "{}",
+            r.p_value
+        );
         // Fully separated samples of 10: SciPy gives U = 100, p = 0.00018267179110955.
         let lo: Vec<f64> = (0..10).map(f64::from).collect();
         let hi: Vec<f64> = (10..20).map(f64::from).collect();
         let r = rank_sum(&hi, &lo);
         assert_eq!(r.u, 100.0);
-        assert!((r.p_value - 0.00018267179110955).abs() < 1e-12, "{}", r.p_value);
+        assert!(
+            (r.p_value - 0.00018267179110955).abs() < 1e-12,
+            "{}",
+            r.p_value
+        );
         // Identical samples: no evidence.
         assert_eq!(rank_sum(&lo, &lo).p_value, 1.0);
     }

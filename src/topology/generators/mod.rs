@@ -8,7 +8,5 @@ mod jellyfish;
 
 pub use cartesian::{cartesian, complete};
 pub use dragonfly::{DragonflyArrangement, dragonfly};
-pub use exanest::{
-    ExanestLink, exanest, exanest_links, exanest_router_of, exanest_symmetry,
-};
+pub use exanest::{ExanestLink, exanest, exanest_links, exanest_router_of, exanest_symmetry};
 pub use jellyfish::jellyfish;

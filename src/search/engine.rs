@@ -1,0 +1,460 @@
+//! The run loop shared by NSGA-II and SMS-EMOA: initial population, generations until the
+//! evaluation budget is spent, the archive, per-generation hypervolume, checkpoints, resume
+//! and progress.
+//!
+//! Determinism: one `ChaCha8Rng` per run, seeded from the run's seed, makes every random
+//! choice, sequentially on the calling thread. Only evaluation runs in parallel (rayon,
+//! order-preserving), and evaluation draws no random numbers, so a run's result depends on its
+//! seed alone, not on the thread count, and a resumed run ends exactly where an uninterrupted
+//! one does (the checkpoint stores the random stream's position).
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressStyle};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::search::checkpoint::{self, Checkpoint, Writer};
+use crate::search::dominance::{crowding_distance, first_front, pareto_dominates};
+use crate::search::hypervolume::hypervolume;
+use crate::search::{Algorithm, Evaluation, SearchProblem, nsga2, sms_emoa};
+
+/// How one run is carried out.
+#[derive(Clone, Debug)]
+pub struct RunSettings {
+    pub algorithm: Algorithm,
+    pub population: usize,
+    /// Evaluation budget, including the initial population.
+    pub evaluations: usize,
+    /// This run's seed (see [`run_seed`]).
+    pub seed: u64,
+    /// Hypervolume reference point in the internal (minimised) space.
+    pub reference_point: Vec<f64>,
+    /// Write `checkpoint.json` here after every generation.
+    pub checkpoint_dir: Option<PathBuf>,
+    /// Continue from `checkpoint_dir/checkpoint.json` if it exists.
+    pub resume: bool,
+    /// Show a progress bar (only when stderr is a terminal).
+    pub progress: bool,
+    /// Names the run on the progress bar.
+    pub label: String,
+    /// Bound on the archive (see [`RunOutcome::archive`]); `None` keeps every non-dominated
+    /// solution, `Some(0)` keeps no archive.
+    pub archive_limit: Option<usize>,
+}
+
+/// A genome with its evaluation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Individual<G> {
+    pub genome: G,
+    pub evaluation: Evaluation,
+}
+
+/// One point of a run's convergence history (after the initial population: generation 0).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GenerationRecord {
+    pub generation: usize,
+    pub evaluations: usize,
+    pub hypervolume: f64,
+}
+
+/// The result of one run.
+#[derive(Clone, Debug)]
+pub struct RunOutcome<G> {
+    pub algorithm: Algorithm,
+    pub seed: u64,
+    pub population: Vec<Individual<G>>,
+    /// Feasible members of the final population's first front, duplicate genomes removed
+    /// (by `describe()`), sorted by objective vector.
+    pub front: Vec<Individual<G>>,
+    /// Feasible non-dominated solutions among everything evaluated, one per objective vector;
+    /// when `archive_limit` bounds it, the most crowded members were dropped.
+    pub archive: Vec<Individual<G>>,
+    pub evaluations: usize,
+    pub generations: usize,
+    /// Hypervolume of `front` at the reference point.
+    pub hypervolume: f64,
+    pub history: Vec<GenerationRecord>,
+    /// Wall-clock time, including the time before an interruption when resumed.
+    pub elapsed: Duration,
+}
+
+/// The seed of run `run_index` of a problem: splitmix64 of the problem seed and the index, so
+/// runs are independent streams and each can be repeated alone.
+pub fn run_seed(problem_seed: u64, run_index: usize) -> u64 {
+    let mut z = problem_seed.wrapping_add(
+        (run_index as u64)
+            .wrapping_add(1)
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15),
+    );
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Runs (or resumes, or returns the finished checkpoint of) one run.
+pub fn run<P: SearchProblem>(problem: &P, settings: &RunSettings) -> Result<RunOutcome<P::Genome>> {
+    run_until(problem, settings, None).map(|o| o.expect("runs to the end without a stop"))
+}
+
+/// The state that changes from generation to generation.
+struct State<G> {
+    population: Vec<Individual<G>>,
+    archive: Vec<Individual<G>>,
+    generation: usize,
+    evaluations: usize,
+    history: Vec<GenerationRecord>,
+    rng: ChaCha8Rng,
+    /// Time spent before this process took over (resume).
+    earlier: Duration,
+}
+
+/// [`run`], but stops as if interrupted once `stop_after` generations are done (returning
+/// `None`); the checkpoint then holds that generation. For tests of resume.
+pub fn run_until<P: SearchProblem>(
+    problem: &P,
+    settings: &RunSettings,
+    stop_after: Option<usize>,
+) -> Result<Option<RunOutcome<P::Genome>>> {
+    validate(problem, settings)?;
+    let path = settings
+        .checkpoint_dir
+        .as_ref()
+        .map(|d| d.join(checkpoint::FILE_NAME));
+    let mut resumed = None;
+    if let (Some(path), true) = (&path, settings.resume) {
+        if let Some(c) = Checkpoint::<P::Genome>::read(path)? {
+            c.check_matches(path, &header(problem, settings))?;
+            resumed = Some(c);
+        }
+    }
+    if let Some(c) = resumed.take_if(|c| c.finished) {
+        // The run finished earlier: its result is in the checkpoint.
+        let elapsed = Duration::from_secs_f64(c.elapsed_seconds);
+        let state = State {
+            population: c.population,
+            archive: c.archive,
+            generation: c.generation,
+            evaluations: c.evaluations,
+            history: c.history,
+            rng: c.rng,
+            earlier: Duration::ZERO,
+        };
+        return Ok(Some(outcome(problem, settings, state, elapsed)));
+    }
+    if let Some(dir) = &settings.checkpoint_dir {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    }
+    let writer = path.map(Writer::new);
+    std::thread::scope(|scope| {
+        if let Some(w) = &writer {
+            scope.spawn(|| w.serve());
+        }
+        let result = generations(problem, settings, resumed, writer.as_ref(), stop_after);
+        if let Some(w) = &writer {
+            w.close();
+        }
+        result
+    })
+    .and_then(|result| match writer.and_then(|w| w.take_error()) {
+        Some(e) => Err(e),
+        None => Ok(result),
+    })
+}
+
+fn validate<P: SearchProblem>(problem: &P, settings: &RunSettings) -> Result<()> {
+    let m = problem.objectives().len();
+    if settings.reference_point.len() != m {
+        return Err(Error::field(
+            "reference_point",
+            format!(
+                "has {} values but {} has {m} objectives",
+                settings.reference_point.len(),
+                problem.name()
+            ),
+        ));
+    }
+    if settings.population < 2 {
+        return Err(Error::field("population", "must be at least 2"));
+    }
+    if settings.evaluations < settings.population {
+        return Err(Error::field(
+            "evaluations",
+            format!(
+                "{} is less than the population ({})",
+                settings.evaluations, settings.population
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The checkpoint fields that must match on resume (the state fields are placeholders).
+fn header<P: SearchProblem>(problem: &P, s: &RunSettings) -> Checkpoint<P::Genome> {
+    Checkpoint {
+        format: checkpoint::FORMAT,
+        problem: problem.name(),
+        algorithm: s.algorithm,
+        seed: s.seed,
+        population_size: s.population,
+        evaluation_budget: s.evaluations,
+        reference_point: s.reference_point.clone(),
+        archive_limit: s.archive_limit,
+        finished: false,
+        generation: 0,
+        evaluations: 0,
+        elapsed_seconds: 0.0,
+        rng: ChaCha8Rng::seed_from_u64(s.seed),
+        history: Vec::new(),
+        population: Vec::new(),
+        archive: Vec::new(),
+    }
+}
+
+fn evaluate_all<P: SearchProblem>(
+    problem: &P,
+    genomes: Vec<P::Genome>,
+) -> Vec<Individual<P::Genome>> {
+    let evaluations: Vec<Evaluation> = genomes.par_iter().map(|g| problem.evaluate(g)).collect();
+    genomes
+        .into_iter()
+        .zip(evaluations)
+        .map(|(genome, evaluation)| Individual { genome, evaluation })
+        .collect()
+}
+
+fn generations<P: SearchProblem>(
+    problem: &P,
+    settings: &RunSettings,
+    resumed: Option<Checkpoint<P::Genome>>,
+    writer: Option<&Writer<P::Genome>>,
+    stop_after: Option<usize>,
+) -> Result<Option<RunOutcome<P::Genome>>> {
+    let start = Instant::now();
+    let mu = settings.population;
+    let budget = settings.evaluations;
+    let bar = progress_bar(settings);
+    let mut state = match resumed {
+        Some(c) => State {
+            population: c.population,
+            archive: c.archive,
+            generation: c.generation,
+            evaluations: c.evaluations,
+            history: c.history,
+            rng: c.rng,
+            earlier: Duration::from_secs_f64(c.elapsed_seconds),
+        },
+        None => {
+            let mut rng = ChaCha8Rng::seed_from_u64(settings.seed);
+            let genomes: Vec<_> = (0..mu).map(|_| problem.random_genome(&mut rng)).collect();
+            let population = evaluate_all(problem, genomes);
+            let mut archive = Vec::new();
+            for ind in &population {
+                archive_insert(&mut archive, ind, settings.archive_limit);
+            }
+            let mut state = State {
+                population,
+                archive,
+                generation: 0,
+                evaluations: mu,
+                history: Vec::new(),
+                rng,
+                earlier: Duration::ZERO,
+            };
+            record(&mut state, settings);
+            save(problem, settings, &state, writer, start, budget)?;
+            state
+        }
+    };
+    loop {
+        let hv = state.history.last().map_or(0.0, |r| r.hypervolume);
+        bar.set_position(state.evaluations as u64);
+        bar.set_message(format!("gen {}, hv {hv:.4}", state.generation));
+        if state.evaluations >= budget {
+            break;
+        }
+        if stop_after.is_some_and(|k| state.generation >= k) {
+            bar.finish_and_clear();
+            return Ok(None);
+        }
+        let batch = mu.min(budget - state.evaluations);
+        match settings.algorithm {
+            Algorithm::Nsga2 => {
+                let genomes = nsga2::offspring(problem, &state.population, batch, &mut state.rng);
+                let children = evaluate_all(problem, genomes);
+                for ind in &children {
+                    archive_insert(&mut state.archive, ind, settings.archive_limit);
+                }
+                let mut combined = std::mem::take(&mut state.population);
+                combined.extend(children);
+                state.population = nsga2::survive(combined, mu);
+            }
+            Algorithm::SmsEmoa => {
+                for _ in 0..batch {
+                    let genome = sms_emoa::child(problem, &state.population, &mut state.rng);
+                    let evaluation = problem.evaluate(&genome);
+                    let ind = Individual { genome, evaluation };
+                    archive_insert(&mut state.archive, &ind, settings.archive_limit);
+                    state.population.push(ind);
+                    let worst = sms_emoa::removal_index(&state.population);
+                    state.population.remove(worst);
+                }
+            }
+        }
+        state.generation += 1;
+        state.evaluations += batch;
+        record(&mut state, settings);
+        save(problem, settings, &state, writer, start, budget)?;
+    }
+    bar.finish_and_clear();
+    let elapsed = state.earlier + start.elapsed();
+    Ok(Some(outcome(problem, settings, state, elapsed)))
+}
+
+fn progress_bar(settings: &RunSettings) -> ProgressBar {
+    if !settings.progress || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(settings.evaluations as u64);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{prefix} [{bar:30}] {pos}/{len} evaluations ({per_sec}), {msg}, {elapsed}",
+        )
+        .expect("static template")
+        .progress_chars("=> "),
+    );
+    bar.set_prefix(settings.label.clone());
+    bar
+}
+
+/// Appends this generation's hypervolume to the history.
+fn record<G>(state: &mut State<G>, settings: &RunSettings) {
+    let points: Vec<Vec<f64>> = feasible_first_front(&state.population)
+        .map(|i| state.population[i].evaluation.objectives.clone())
+        .collect();
+    state.history.push(GenerationRecord {
+        generation: state.generation,
+        evaluations: state.evaluations,
+        hypervolume: hypervolume(&points, &settings.reference_point),
+    });
+}
+
+fn feasible_first_front<G>(population: &[Individual<G>]) -> impl Iterator<Item = usize> + '_ {
+    let evals: Vec<_> = population.iter().map(|i| &i.evaluation).collect();
+    first_front(&evals)
+        .into_iter()
+        .filter(move |&i| population[i].evaluation.feasible())
+}
+
+fn save<P: SearchProblem>(
+    problem: &P,
+    settings: &RunSettings,
+    state: &State<P::Genome>,
+    writer: Option<&Writer<P::Genome>>,
+    start: Instant,
+    budget: usize,
+) -> Result<()> {
+    let Some(writer) = writer else {
+        return Ok(());
+    };
+    let checkpoint = Checkpoint {
+        finished: state.evaluations >= budget,
+        generation: state.generation,
+        evaluations: state.evaluations,
+        elapsed_seconds: (state.earlier + start.elapsed()).as_secs_f64(),
+        rng: state.rng.clone(),
+        history: state.history.clone(),
+        population: state.population.clone(),
+        archive: state.archive.clone(),
+        ..header(problem, settings)
+    };
+    writer.submit(checkpoint)
+}
+
+/// Adds a feasible solution to the archive unless an archived one dominates it or has the
+/// same objective vector; drops what it dominates; keeps at most `limit` members by removing
+/// the most crowded (smallest crowding distance, then lowest index).
+fn archive_insert<G: Clone>(
+    archive: &mut Vec<Individual<G>>,
+    candidate: &Individual<G>,
+    limit: Option<usize>,
+) {
+    let e = &candidate.evaluation;
+    if !e.feasible() || limit == Some(0) {
+        return;
+    }
+    if archive.iter().any(|a| {
+        a.evaluation.objectives == e.objectives
+            || pareto_dominates(&a.evaluation.objectives, &e.objectives)
+    }) {
+        return;
+    }
+    archive.retain(|a| !pareto_dominates(&e.objectives, &a.evaluation.objectives));
+    archive.push(candidate.clone());
+    if let Some(limit) = limit {
+        if archive.len() > limit {
+            let evals: Vec<_> = archive.iter().map(|a| &a.evaluation).collect();
+            let all: Vec<usize> = (0..archive.len()).collect();
+            let d = crowding_distance(&evals, &all);
+            let mut most_crowded = 0;
+            for (i, v) in d.iter().enumerate() {
+                if *v < d[most_crowded] {
+                    most_crowded = i;
+                }
+            }
+            archive.remove(most_crowded);
+        }
+    }
+}
+
+fn outcome<P: SearchProblem>(
+    problem: &P,
+    settings: &RunSettings,
+    state: State<P::Genome>,
+    elapsed: Duration,
+) -> RunOutcome<P::Genome> {
+    let mut seen = std::collections::HashSet::new();
+    let mut front: Vec<(String, Individual<P::Genome>)> = Vec::new();
+    for i in feasible_first_front(&state.population) {
+        let ind = &state.population[i];
+        let text = problem.describe(&ind.genome);
+        if seen.insert(text.clone()) {
+            front.push((text, ind.clone()));
+        }
+    }
+    front.sort_by(|(ta, a), (tb, b)| {
+        let (x, y) = (&a.evaluation.objectives, &b.evaluation.objectives);
+        x.iter()
+            .zip(y)
+            .map(|(p, q)| p.total_cmp(q))
+            .find(|o| o.is_ne())
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then_with(|| ta.cmp(tb))
+    });
+    let front: Vec<_> = front.into_iter().map(|(_, ind)| ind).collect();
+    let points: Vec<Vec<f64>> = front
+        .iter()
+        .map(|i| i.evaluation.objectives.clone())
+        .collect();
+    RunOutcome {
+        algorithm: settings.algorithm,
+        seed: settings.seed,
+        hypervolume: hypervolume(&points, &settings.reference_point),
+        front,
+        population: state.population,
+        archive: state.archive,
+        evaluations: state.evaluations,
+        generations: state.generation,
+        history: state.history,
+        elapsed,
+    }
+}
+
+#[cfg(test)]
+#[path = "engine_tests.rs"]
+mod tests;
