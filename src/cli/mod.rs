@@ -3,6 +3,7 @@
 pub mod bench;
 mod hypervolume;
 pub mod search;
+mod search_exanest;
 pub mod simulate;
 mod topo;
 

@@ -58,6 +58,17 @@ pub struct SearchArgs {
     /// No progress bar and no "wrote" messages.
     #[arg(long)]
     pub quiet: bool,
+    /// ExaNeSt only: Jellyfish graphs generated per compared front member (0 = no comparison).
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub jellyfish: usize,
+}
+
+/// Problem-specific additions to the report: text after the run tables, and a JSON value
+/// stored under `key` in the `--json` object.
+pub struct ReportExtra {
+    pub key: &'static str,
+    pub text: String,
+    pub json: Value,
 }
 
 /// What the runs of one `search` command share.
@@ -224,6 +235,7 @@ pub fn report<P: SearchProblem>(
     ctx: &Context,
     outcomes: &[RunOutcome<P::Genome>],
     args: &SearchArgs,
+    extra: Option<ReportExtra>,
 ) -> Result<()> {
     let run_index = |i: usize| i % ctx.runs;
     let firsts: Vec<&RunOutcome<P::Genome>> = outcomes.iter().step_by(ctx.runs).collect();
@@ -291,7 +303,7 @@ pub fn report<P: SearchProblem>(
             .zip(&ctx.reference_point)
             .map(|(o, &r)| o.natural(r))
             .collect();
-        let report = json!({
+        let mut report = json!({
             "problem": ctx.name,
             "seed": ctx.seed,
             "population": ctx.population,
@@ -305,6 +317,9 @@ pub fn report<P: SearchProblem>(
             "median_hypervolume": median_map,
             "runs": runs,
         });
+        if let Some(extra) = extra {
+            report[extra.key] = extra.json;
+        }
         serde_json::to_writer_pretty(&mut out, &report)?;
         writeln!(out)?;
         return Ok(());
@@ -368,6 +383,9 @@ pub fn report<P: SearchProblem>(
             writeln!(out, "{}  {genome}", cells.join(" "))?;
         }
     }
+    if let Some(extra) = extra {
+        writeln!(out, "\n{}", extra.text.trim_end())?;
+    }
     Ok(())
 }
 
@@ -383,11 +401,8 @@ pub fn run(args: &SearchArgs) -> Result<()> {
             let archive = Some(config.population);
             let ctx = context(&problem, &loaded, &config, args, archive)?;
             let outcomes = execute(&problem, &ctx)?;
-            report(&problem, &ctx, &outcomes, args)
+            report(&problem, &ctx, &outcomes, args, None)
         }
-        ProblemKind::Exanest => bail!(
-            "{}: search.problem: the exanest search is wired separately",
-            path.display()
-        ),
+        ProblemKind::Exanest => super::search_exanest::run(args, &loaded, &config),
     }
 }
