@@ -14,7 +14,10 @@ use crate::topology::spec::LinkParams;
 /// Graph figures of one topology (or the mean over several random ones).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct GraphFigures {
+    /// Exact bisection width when proven, else the partitioner's cut (an upper bound).
     pub bisection: f64,
+    /// Proven lower bound on the bisection width (spectral, or the exact value).
+    pub bisection_lower: f64,
     /// Whether every bisection value behind `bisection` is proven minimal.
     pub bisection_exact: bool,
     pub disjoint_paths: f64,
@@ -54,6 +57,7 @@ fn figures_of(topo: &crate::topology::Topology) -> GraphFigures {
     let (m, _) = compute(topo, &MetricsOptions::default(), &|| {});
     GraphFigures {
         bisection: m.bisection.exact.unwrap_or(m.bisection.upper) as f64,
+        bisection_lower: m.bisection.lower as f64,
         bisection_exact: m.bisection.exact.is_some(),
         disjoint_paths: m.path_diversity.disjoint_shortest,
         shortest_paths: m.path_diversity.shortest_paths,
@@ -94,6 +98,7 @@ pub fn compare_with_jellyfish(
         jellyfish_samples: samples,
         jellyfish_mean: GraphFigures {
             bisection,
+            bisection_lower: mean_sd(&col(|f| f.bisection_lower)).0,
             bisection_exact: randoms.iter().all(|f| f.bisection_exact),
             disjoint_paths: mean_sd(&col(|f| f.disjoint_paths)).0,
             shortest_paths: mean_sd(&col(|f| f.shortest_paths)).0,
