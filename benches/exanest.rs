@@ -27,17 +27,22 @@ fn bench_system(c: &mut Criterion, m: usize, p_ext: f64) {
     let mut group = c.benchmark_group(format!("exanest-8-16-{m} (20 genomes)"));
     group.sample_size(10);
     group.bench_function("evaluate", |b| {
-        b.iter(|| genomes.iter().map(|g| problem.evaluate(g)).count())
+        b.iter(|| {
+            genomes
+                .iter()
+                .map(|g| problem.evaluate(g))
+                .collect::<Vec<_>>()
+        })
     });
     group.bench_function("decode+graph", |b| {
-        b.iter(|| genomes.iter().map(|g| problem.graph(g)).count())
+        b.iter(|| genomes.iter().map(|g| problem.graph(g)).collect::<Vec<_>>())
     });
     group.bench_function("distances+path_diversity", |b| {
         b.iter(|| {
             graphs
                 .iter()
                 .map(|g| summarize(g, Some(&sym), true, &|| {}))
-                .count()
+                .collect::<Vec<_>>()
         })
     });
     group.bench_function("bisection (FM, 4 restarts)", |b| {
@@ -45,7 +50,7 @@ fn bench_system(c: &mut Criterion, m: usize, p_ext: f64) {
             graphs
                 .iter()
                 .map(|g| partition(g, Some(&sym), 4, 1))
-                .count()
+                .collect::<Vec<_>>()
         })
     });
     group.finish();

@@ -14,6 +14,7 @@ use crate::search::config::{AlgorithmChoice, ProblemKind};
 use crate::search::front::{
     FrontSeries, front_json, natural_objectives, plot_fronts, write_front_files,
 };
+use crate::search::stats::median;
 use crate::search::{Algorithm, RunOutcome, RunSettings, SearchConfig, SearchProblem, run_seed};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -216,19 +217,6 @@ pub fn execute<P: SearchProblem>(problem: &P, ctx: &Context) -> Result<Vec<RunOu
     Ok(outcomes)
 }
 
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    if n == 0 {
-        return f64::NAN;
-    }
-    if n % 2 == 1 {
-        values[n / 2]
-    } else {
-        0.5 * (values[n / 2 - 1] + values[n / 2])
-    }
-}
-
 /// Prints the runs (table or one JSON object) and writes the plot.
 pub fn report<P: SearchProblem>(
     problem: &P,
@@ -271,7 +259,7 @@ pub fn report<P: SearchProblem>(
         .iter()
         .map(|&a| {
             let hvs = outcomes.iter().filter(|o| o.algorithm == a);
-            (a, median(hvs.map(|o| o.hypervolume).collect()))
+            (a, median(&hvs.map(|o| o.hypervolume).collect::<Vec<_>>()))
         })
         .collect();
     let mut out = std::io::stdout().lock();

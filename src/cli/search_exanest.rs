@@ -42,13 +42,22 @@ fn pooled_members(outcomes: &[RunOutcome<Vec<usize>>]) -> Vec<&Individual<Vec<us
         .collect()
 }
 
-/// Proves the bisection of each distinct front member by branch and bound; returns (proven,
-/// agreeing with the heuristic value, members, largest gap, the disagreeing members as
-/// (genome, heuristic, proven)).
+/// The branch-and-bound check of the front members' f1.
+struct BisectionCheck {
+    members: usize,
+    proven: usize,
+    /// Proven members whose heuristic f1 equals the proven minimum.
+    agree: usize,
+    largest_gap: u64,
+    /// (genome, heuristic, proven) of the proven members that disagree.
+    mismatches: Vec<(String, u64, u64)>,
+}
+
+/// Proves the bisection of each distinct front member by branch and bound.
 fn verify_bisection(
     problem: &ExanestProblem,
     members: &[&Individual<Vec<usize>>],
-) -> (usize, usize, usize, u64, Vec<(String, u64, u64)>) {
+) -> BisectionCheck {
     let results: Vec<Option<(u64, u64)>> = members
         .par_iter()
         .map(|ind| {
@@ -73,7 +82,13 @@ fn verify_bisection(
             _ => None,
         })
         .collect();
-    (proven, agree, members.len(), gap, mismatches)
+    BisectionCheck {
+        members: members.len(),
+        proven,
+        agree,
+        largest_gap: gap,
+        mismatches,
+    }
 }
 
 fn exanest_extra(
@@ -114,7 +129,13 @@ fn exanest_extra(
     if problem.routers() <= VERIFY_MAX_ROUTERS
         && problem.params.bisection == BisectionMode::Heuristic
     {
-        let (proven, agree, total, gap, mismatches) = verify_bisection(problem, &members);
+        let BisectionCheck {
+            members: total,
+            proven,
+            agree,
+            largest_gap: gap,
+            mismatches,
+        } = verify_bisection(problem, &members);
         let _ = writeln!(
             text,
             "\nBisection check: branch and bound proved the minimum for {proven} of {total} \

@@ -114,6 +114,21 @@ struct State<G> {
     earlier: Duration,
 }
 
+impl<G> State<G> {
+    /// The state a checkpoint holds; `earlier` is the time already spent.
+    fn from_checkpoint(c: Checkpoint<G>, earlier: Duration) -> Self {
+        State {
+            population: c.population,
+            archive: c.archive,
+            generation: c.generation,
+            evaluations: c.evaluations,
+            history: c.history,
+            rng: c.rng,
+            earlier,
+        }
+    }
+}
+
 /// [`run`], but stops as if interrupted once `stop_after` generations are done (returning
 /// `None`); the checkpoint then holds that generation. For tests of resume.
 pub fn run_until<P: SearchProblem>(
@@ -136,15 +151,7 @@ pub fn run_until<P: SearchProblem>(
     if let Some(c) = resumed.take_if(|c| c.finished) {
         // The run finished earlier: its result is in the checkpoint.
         let elapsed = Duration::from_secs_f64(c.elapsed_seconds);
-        let state = State {
-            population: c.population,
-            archive: c.archive,
-            generation: c.generation,
-            evaluations: c.evaluations,
-            history: c.history,
-            rng: c.rng,
-            earlier: Duration::ZERO,
-        };
+        let state = State::from_checkpoint(c, Duration::ZERO);
         return Ok(Some(outcome(problem, settings, state, elapsed)));
     }
     if let Some(dir) = &settings.checkpoint_dir {
@@ -240,15 +247,10 @@ fn generations<P: SearchProblem>(
     let budget = settings.evaluations;
     let bar = progress_bar(settings);
     let mut state = match resumed {
-        Some(c) => State {
-            population: c.population,
-            archive: c.archive,
-            generation: c.generation,
-            evaluations: c.evaluations,
-            history: c.history,
-            rng: c.rng,
-            earlier: Duration::from_secs_f64(c.elapsed_seconds),
-        },
+        Some(c) => {
+            let earlier = Duration::from_secs_f64(c.elapsed_seconds);
+            State::from_checkpoint(c, earlier)
+        }
         None => {
             let mut rng = ChaCha8Rng::seed_from_u64(settings.seed);
             let genomes: Vec<_> = (0..mu).map(|_| problem.random_genome(&mut rng)).collect();
