@@ -127,7 +127,10 @@ fn errors_name_file_field_and_reason() {
         "[search]\nproblem = \"exanest\"\ngenerations = 2\n",
     );
     let e = error_line(&["search", &p]);
-    assert!(e.contains("ex.toml: topology.kind: the exanest search needs"), "{e}");
+    assert!(
+        e.contains("ex.toml: topology.kind: the exanest search needs"),
+        "{e}"
+    );
     let e = error_line(&["search", "problems/zdt1.toml", "--runs", "0"]);
     assert!(e.contains("--runs"), "{e}");
 }
