@@ -201,6 +201,7 @@ pub mod deadlock;
 pub mod dragonfly;
 pub mod layered;
 pub mod paths;
+pub mod table;
 pub mod updown;
 
 pub use config::{RoutingConfig, build_routing};

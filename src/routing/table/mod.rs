@@ -1,0 +1,238 @@
+//! Routing tables: one router-level path per ordered (source router, destination router) pair,
+//! looked up per hop by (source, destination, hop index) — never by searching the path for the
+//! current router, because a path may revisit a router. See docs/routing-tables.md.
+//!
+//! * [`RouterPath`]: the routers visited and the output port taken at each.
+//! * [`CandidateSet`]: up to 2^b candidate paths per pair (`candidates.rs` builds them).
+//! * [`RoutingTable`]: the chosen path per pair (a GA chromosome picks one candidate per pair).
+
+pub mod load;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::topology::Topology;
+use crate::topology::model::Endpoint;
+
+/// Index of the ordered router pair (s, d), s != d, among the n (n - 1) pairs:
+/// `s * (n - 1) + (d - 1 if d > s else d)` (the seed's numbering).
+pub fn pair_index(n: usize, s: usize, d: usize) -> usize {
+    debug_assert!(s != d && s < n && d < n);
+    s * (n - 1) + if d > s { d - 1 } else { d }
+}
+
+/// Inverse of [`pair_index`].
+pub fn pair_of(n: usize, index: usize) -> (usize, usize) {
+    let s = index / (n - 1);
+    let r = index % (n - 1);
+    (s, if r >= s { r + 1 } else { r })
+}
+
+/// A path through routers: `routers[0]` is the source router, `routers[last]` the destination
+/// router, and `ports[i]` the output port taken at `routers[i]` (so `ports.len() + 1 ==
+/// routers.len()`). Ejection at the destination is not part of the path.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct RouterPath {
+    pub routers: Vec<u32>,
+    pub ports: Vec<u16>,
+}
+
+impl RouterPath {
+    pub fn hops(&self) -> usize {
+        self.ports.len()
+    }
+
+    pub fn source(&self) -> usize {
+        self.routers[0] as usize
+    }
+
+    pub fn destination(&self) -> usize {
+        *self.routers.last().expect("a path has a router") as usize
+    }
+
+    /// Checks the path against the topology: every port leads to the next router.
+    pub fn validate(&self, topo: &Topology) -> Result<()> {
+        if self.routers.len() != self.ports.len() + 1 {
+            return Err(Error::field(
+                "path",
+                format!(
+                    "{} routers but {} ports (need one port fewer than routers)",
+                    self.routers.len(),
+                    self.ports.len()
+                ),
+            ));
+        }
+        for (i, (&r, &p)) in self.routers.iter().zip(&self.ports).enumerate() {
+            let next = self.routers[i + 1] as usize;
+            match topo.peer(r as usize, p as usize) {
+                Some(Endpoint::Router { router, .. }) if router == next => {}
+                _ => {
+                    return Err(Error::field(
+                        format!("path[{i}]"),
+                        format!("port {p} of router {r} does not lead to router {next}"),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The channels the path uses, in order.
+    pub fn channels(&self, topo: &Topology) -> Vec<usize> {
+        self.routers
+            .iter()
+            .zip(&self.ports)
+            .map(|(&r, &p)| {
+                topo.out_channel(r as usize, p as usize)
+                    .expect("validated path port")
+            })
+            .collect()
+    }
+}
+
+/// Where a candidate path came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PathOrigin {
+    /// Dimension-order (mesh/torus) or the deterministic first shortest path elsewhere.
+    Dor,
+    /// Another minimal path.
+    Minimal,
+    /// A k-shortest loop-free path (Yen) that is not minimal.
+    Yen,
+    /// The path a classical routing function took (Valiant, ROMM, dragonfly VAL, ...).
+    Classical,
+    /// A copy of an earlier candidate, filling the set up to 2^b.
+    Duplicate,
+}
+
+/// Exactly `2^bits` candidate paths per ordered router pair (duplicates only when fewer
+/// distinct paths exist); candidate 0 is always the DOR path.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CandidateSet {
+    pub num_routers: usize,
+    pub bits: u32,
+    /// `paths[pair_index(n, s, d)][k]`.
+    pub paths: Vec<Vec<RouterPath>>,
+    pub origins: Vec<Vec<PathOrigin>>,
+}
+
+impl CandidateSet {
+    pub fn per_pair(&self) -> usize {
+        1 << self.bits
+    }
+
+    pub fn num_pairs(&self) -> usize {
+        self.paths.len()
+    }
+
+    pub fn candidate(&self, pair: usize, k: usize) -> &RouterPath {
+        &self.paths[pair][k]
+    }
+}
+
+/// One path per ordered router pair. Lookup per hop is O(1).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RoutingTable {
+    pub num_routers: usize,
+    /// `paths[pair_index(n, s, d)]`.
+    pub paths: Vec<RouterPath>,
+}
+
+impl RoutingTable {
+    /// The table that picks candidate `choice[pair]` for every pair.
+    pub fn from_choice(cands: &CandidateSet, choice: &[u8]) -> Self {
+        debug_assert_eq!(choice.len(), cands.num_pairs());
+        RoutingTable {
+            num_routers: cands.num_routers,
+            paths: choice
+                .iter()
+                .enumerate()
+                .map(|(pair, &k)| cands.paths[pair][k as usize].clone())
+                .collect(),
+        }
+    }
+
+    pub fn path(&self, src_router: usize, dst_router: usize) -> &RouterPath {
+        &self.paths[pair_index(self.num_routers, src_router, dst_router)]
+    }
+
+    /// Output port at hop `hop` of the (source, destination) path; None past its end.
+    pub fn next_port(&self, src_router: usize, dst_router: usize, hop: usize) -> Option<u16> {
+        self.path(src_router, dst_router).ports.get(hop).copied()
+    }
+
+    /// Checks every path against the topology and the pair it is stored under.
+    pub fn validate(&self, topo: &Topology) -> Result<()> {
+        let n = self.num_routers;
+        if n != topo.num_routers() {
+            return Err(Error::field(
+                "num_routers",
+                format!("{n} but the topology has {}", topo.num_routers()),
+            ));
+        }
+        if self.paths.len() != n * (n - 1) {
+            return Err(Error::field(
+                "paths",
+                format!(
+                    "{} paths but {n} routers need {}",
+                    self.paths.len(),
+                    n * (n - 1)
+                ),
+            ));
+        }
+        for (i, p) in self.paths.iter().enumerate() {
+            let (s, d) = pair_of(n, i);
+            if p.routers.first() != Some(&(s as u32)) || p.routers.last() != Some(&(d as u32)) {
+                return Err(Error::field(
+                    format!("paths[{i}]"),
+                    format!("stored for pair {s} -> {d} but runs {:?}", p.routers),
+                ));
+            }
+            p.validate(topo)
+                .map_err(|e| crate::problem::prefix_field(e, &format!("paths[{i}]")))?;
+        }
+        Ok(())
+    }
+
+    /// Whether one next hop per (router, destination) serves every path (what a
+    /// destination-based forwarding table such as InfiniBand's LFT can express).
+    pub fn is_destination_based(&self) -> bool {
+        let n = self.num_routers;
+        let mut next = vec![u16::MAX; n * n];
+        for p in &self.paths {
+            let d = p.destination();
+            for (&r, &port) in p.routers.iter().zip(&p.ports) {
+                let slot = &mut next[r as usize * n + d];
+                if *slot == u16::MAX {
+                    *slot = port;
+                } else if *slot != port {
+                    return false;
+                }
+            }
+        }
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pair_index_round_trips_in_the_seed_numbering() {
+        let n = 5;
+        let mut seen = vec![false; n * (n - 1)];
+        for s in 0..n {
+            for d in (0..n).filter(|&d| d != s) {
+                let i = pair_index(n, s, d);
+                assert_eq!(pair_of(n, i), (s, d));
+                seen[i] = true;
+            }
+        }
+        assert!(seen.iter().all(|&x| x));
+        assert_eq!(pair_index(n, 0, 1), 0);
+        assert_eq!(pair_index(n, 1, 0), 4);
+        assert_eq!(pair_index(n, 1, 2), 5);
+    }
+}
