@@ -24,6 +24,7 @@ fn nsga2_zdt1(c: &mut Criterion) {
         progress: false,
         label: "bench".into(),
         archive_limit: Some(config.population),
+        ga: Default::default(),
     };
     let mut group = c.benchmark_group("search");
     group.sample_size(10);

@@ -37,6 +37,8 @@ pub struct Problem {
     pub simulation: SimConfig,
     /// Multi-objective search (needed by `search`).
     pub search: Option<SearchConfig>,
+    /// Routing-table evolution (used by `routes evolve`; all defaults when absent).
+    pub evolve: Option<crate::search::routing_tables::EvolveConfig>,
 }
 
 fn default_seed() -> u64 {

@@ -208,6 +208,7 @@ pub fn execute<P: SearchProblem>(problem: &P, ctx: &Context) -> Result<Vec<RunOu
                 progress: ctx.progress,
                 label: format!("{} run {k}", algorithm.label()),
                 archive_limit: ctx.archive_limit,
+                ga: Default::default(),
             };
             let outcome = crate::search::run(problem, &settings)?;
             write_front_files(problem, &outcome, &ctx.reference_point, &dir)?;

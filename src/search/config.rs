@@ -10,6 +10,9 @@ pub enum Algorithm {
     Nsga2,
     #[serde(rename = "sms-emoa", alias = "smsemoa")]
     SmsEmoa,
+    /// Single-objective generational GA with elitism (evolved routing tables).
+    #[serde(rename = "ga")]
+    Ga,
 }
 
 impl Algorithm {
@@ -17,6 +20,7 @@ impl Algorithm {
         match self {
             Algorithm::Nsga2 => "nsga2",
             Algorithm::SmsEmoa => "sms-emoa",
+            Algorithm::Ga => "ga",
         }
     }
 
@@ -24,6 +28,7 @@ impl Algorithm {
         match self {
             Algorithm::Nsga2 => "NSGA-II",
             Algorithm::SmsEmoa => "SMS-EMOA",
+            Algorithm::Ga => "GA",
         }
     }
 }
@@ -273,6 +278,39 @@ impl SearchConfig {
             (_, Some(e)) => e,
             (Some(g), None) => self.population * (g + 1),
             (None, None) => self.population,
+        }
+    }
+}
+
+/// Parent selection of the single-objective GA.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", tag = "kind")]
+pub enum Selection {
+    /// The best of `size` members drawn uniformly.
+    Tournament { size: usize },
+    /// Probability proportional to `(1 / cost)^power` (the seed: power 7).
+    Roulette { power: f64 },
+}
+
+impl Default for Selection {
+    fn default() -> Self {
+        Selection::Tournament { size: 2 }
+    }
+}
+
+/// Settings of [`Algorithm::Ga`] (ignored by the multi-objective algorithms).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GaOptions {
+    pub selection: Selection,
+    /// Best members of the old population carried over unchanged.
+    pub elite: usize,
+}
+
+impl Default for GaOptions {
+    fn default() -> Self {
+        GaOptions {
+            selection: Selection::default(),
+            elite: 2,
         }
     }
 }

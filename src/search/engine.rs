@@ -20,9 +20,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::search::checkpoint::{self, Checkpoint, Writer};
+use crate::search::config::GaOptions;
 use crate::search::dominance::{crowding_distance, first_front, pareto_dominates};
 use crate::search::hypervolume::hypervolume;
-use crate::search::{Algorithm, Evaluation, SearchProblem, nsga2, sms_emoa};
+use crate::search::{Algorithm, Evaluation, SearchProblem, ga, nsga2, sms_emoa};
 
 /// How one run is carried out.
 #[derive(Clone, Debug)]
@@ -46,6 +47,8 @@ pub struct RunSettings {
     /// Bound on the archive (see [`RunOutcome::archive`]); `None` keeps every non-dominated
     /// solution, `Some(0)` keeps no archive.
     pub archive_limit: Option<usize>,
+    /// Selection and elitism of the single-objective GA.
+    pub ga: GaOptions,
 }
 
 /// A genome with its evaluation.
@@ -295,6 +298,21 @@ fn generations<P: SearchProblem>(
                 let mut combined = std::mem::take(&mut state.population);
                 combined.extend(children);
                 state.population = nsga2::survive(combined, mu);
+            }
+            Algorithm::Ga => {
+                let genomes = ga::offspring(
+                    problem,
+                    &state.population,
+                    batch,
+                    &settings.ga,
+                    &mut state.rng,
+                );
+                let children = evaluate_all(problem, genomes);
+                for ind in &children {
+                    archive_insert(&mut state.archive, ind, settings.archive_limit);
+                }
+                let old = std::mem::take(&mut state.population);
+                state.population = ga::survive(old, children, mu, settings.ga.elite);
             }
             Algorithm::SmsEmoa => {
                 for _ in 0..batch {

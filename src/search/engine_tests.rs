@@ -17,6 +17,7 @@ fn settings(algorithm: Algorithm, population: usize, evaluations: usize) -> RunS
         progress: false,
         label: "test".into(),
         archive_limit: Some(population),
+        ga: Default::default(),
     }
 }
 

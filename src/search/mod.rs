@@ -11,10 +11,12 @@ pub mod exanest;
 pub mod exanest_compare;
 pub mod exanest_report;
 pub mod front;
+pub mod ga;
 pub mod hypervolume;
 pub mod nsga2;
 pub mod problem;
 pub mod real;
+pub mod routing_tables;
 pub mod sms_emoa;
 pub mod stats;
 
