@@ -185,7 +185,7 @@ impl RoutingTableProblem {
                 return Err(Error::field(field, format!("{p} is not a probability")));
             }
         }
-        if !(ops.mutation_genes >= 0.0) {
+        if ops.mutation_genes.is_nan() || ops.mutation_genes < 0.0 {
             return Err(Error::field("evolve.mutation_genes", "must be >= 0"));
         }
         Ok(RoutingTableProblem {
@@ -395,13 +395,13 @@ impl SearchProblem for RoutingTableProblem {
 
     fn mutate(&self, genome: &mut Vec<u8>, rng: &mut ChaCha8Rng) {
         let p = (self.ops.mutation_genes / genome.len() as f64).min(1.0);
-        for g in 0..genome.len() {
+        for (g, gene) in genome.iter_mut().enumerate() {
             if rng.random_bool(p) {
                 let alleles = self.alleles(g);
                 if alleles > 1 {
                     // A different allele, uniformly.
                     let k = rng.random_range(1..alleles);
-                    genome[g] = ((genome[g] as usize + k) % alleles) as u8;
+                    *gene = ((*gene as usize + k) % alleles) as u8;
                 }
             }
         }
