@@ -203,6 +203,11 @@ impl RoutingTableProblem {
         &self.topo
     }
 
+    /// The training patterns, normalised to one flit per terminal per cycle.
+    pub fn demands(&self) -> &[RouterDemand] {
+        &self.demands
+    }
+
     pub fn num_genes(&self) -> usize {
         match &self.decoding {
             Decoding::Candidates(c, _) => c.num_pairs(),

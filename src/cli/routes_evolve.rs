@@ -1,0 +1,373 @@
+//! `fabricopt routes evolve`: evolve a routing table for a problem's training traffic with
+//! the GA of `search::routing_tables`, simulate the elite, compare with DOR and the LP bounds,
+//! and export the best table.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Result, bail};
+use clap::Args;
+use serde_json::{Value, json};
+
+use crate::bounds::{Bound, BoundKind, candidate_bound, routing_bound};
+use crate::export::routes::{RoutesFormat, write_routes};
+use crate::problem::{LoadedProblem, prefix_field};
+use crate::routing::table::candidates::{CandidateOptions, generate_candidates};
+use crate::routing::table::io::TableMetadata;
+use crate::routing::table::load::RouterDemand;
+use crate::routing::table::route::{TableClasses, TableMode, TableRouting};
+use crate::routing::table::{CandidateSet, RoutingTable};
+use crate::routing::{RoutingFunction, build_routing};
+use crate::search::routing_tables::{Aggregate, RoutingTableProblem};
+use crate::search::{Algorithm, RunSettings, SearchProblem, ga, run, run_seed};
+use crate::sim::{SimParams, simulate_point};
+use crate::topology::Topology;
+use crate::traffic::Traffic;
+
+#[derive(Args, Debug)]
+pub struct EvolveArgs {
+    /// Problem file: [topology], [[traffic]] (the training patterns), [simulation], [evolve].
+    pub problem: PathBuf,
+    /// Override evolve.generations.
+    #[arg(long)]
+    pub generations: Option<usize>,
+    /// Override evolve.population.
+    #[arg(long)]
+    pub population: Option<usize>,
+    /// Override the problem file's seed.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Override evolve.hill_climb (probability per child of the hill-climbing step).
+    #[arg(long, value_name = "P")]
+    pub hill_climb: Option<f64>,
+    /// Output directory (default populations/<name>-evolve): checkpoint and best-table exports.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Continue from the checkpoint in the output directory.
+    #[arg(long, conflicts_with = "no_checkpoint")]
+    pub resume: bool,
+    #[arg(long)]
+    pub no_checkpoint: bool,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// Simulated figures of one table at the training loads.
+#[derive(Clone, Debug, serde::Serialize)]
+struct Simulated {
+    load: f64,
+    latency_avg: f64,
+    accepted: f64,
+    saturated: bool,
+}
+
+/// Latency with a graded penalty for saturation: a saturated point costs its latency plus
+/// 10,000 cycles times the share of the offered load it did not accept.
+fn simulated_cost(points: &[Simulated]) -> f64 {
+    points
+        .iter()
+        .map(|p| {
+            let missing = if p.saturated && p.load > 0.0 {
+                (1.0 - p.accepted / p.load).max(0.0)
+            } else {
+                0.0
+            };
+            p.latency_avg + 1e4 * missing
+        })
+        .sum::<f64>()
+        / points.len().max(1) as f64
+}
+
+fn simulate(
+    topo: &Topology,
+    routing: &dyn RoutingFunction,
+    traffic: &Traffic,
+    params: &SimParams,
+    seed: u64,
+    loads: &[f64],
+) -> Result<Vec<Simulated>> {
+    loads
+        .iter()
+        .map(|&load| {
+            // Common random numbers: every table sees the same packets.
+            let p = simulate_point(
+                topo,
+                routing,
+                traffic.with_load(0, load)?,
+                params,
+                seed,
+                load,
+            );
+            Ok(Simulated {
+                load,
+                latency_avg: p.latency_avg,
+                accepted: p.accepted,
+                saturated: p.saturated,
+            })
+        })
+        .collect()
+}
+
+/// Per-pattern bounds combined like the fitness: the worst (or mean) of lower bounds is a
+/// lower bound of the worst (or mean) max load.
+fn combine(bounds: &[Bound], aggregate: Aggregate) -> (f64, bool, String) {
+    let exact = bounds.iter().all(|b| matches!(b.kind, BoundKind::Exact));
+    let value = match aggregate {
+        Aggregate::Worst => bounds.iter().map(|b| b.max_load).fold(0.0, f64::max),
+        Aggregate::Average => {
+            bounds.iter().map(|b| b.max_load).sum::<f64>() / bounds.len().max(1) as f64
+        }
+    };
+    (value, exact, bounds[0].method.clone())
+}
+
+pub fn run_evolve(args: &EvolveArgs) -> Result<()> {
+    let mut loaded = LoadedProblem::read(&args.problem)?;
+    if let Some(seed) = args.seed {
+        loaded.problem.seed = seed;
+    }
+    let path = loaded.path.clone();
+    let in_file = |e: crate::Error| e.in_file(&path);
+    let p = &loaded.problem;
+    let mut cfg = p.evolve.clone().unwrap_or_default();
+    if let Some(g) = args.generations {
+        cfg.generations = g;
+    }
+    if let Some(n) = args.population {
+        cfg.population = n;
+    }
+    if let Some(h) = args.hill_climb {
+        cfg.hill_climb = h;
+    }
+    let ga_options = cfg.ga_options().map_err(in_file)?;
+    let topo = loaded.build_topology()?;
+    if p.traffic.is_empty() {
+        bail!(
+            "{}: traffic: at least one [[traffic]] table (the training pattern) is required",
+            path.display()
+        );
+    }
+    let traffic = Traffic::build(&p.traffic, &topo, p.seed, loaded.base_dir())
+        .map_err(|e| in_file(prefix_field(e, "traffic")))?;
+    let params = p.simulation.resolve().map_err(in_file)?;
+    let demands: Vec<RouterDemand> = (0..p.traffic.len())
+        .map(|c| RouterDemand::from_terminal_matrix(&topo, &traffic.traffic_matrix(c)))
+        .collect();
+    let cands: CandidateSet = generate_candidates(
+        &topo,
+        &CandidateOptions {
+            bits: cfg.bits,
+            seed: p.seed,
+            ..CandidateOptions::default()
+        },
+    )
+    .map_err(in_file)?;
+    let problem = if cfg.destination_based {
+        RoutingTableProblem::destination_based(topo.clone(), demands, cfg.operators())
+    } else {
+        RoutingTableProblem::with_candidates(topo.clone(), cands.clone(), demands, cfg.operators())
+    }
+    .map_err(in_file)?;
+    let name = p.name.clone().unwrap_or_else(|| topo.name.clone());
+    let out_dir = args
+        .out
+        .clone()
+        .unwrap_or_else(|| Path::new("populations").join(format!("{name}-evolve")));
+    let settings = RunSettings {
+        algorithm: Algorithm::Ga,
+        population: cfg.population,
+        evaluations: cfg.population * (cfg.generations + 1),
+        seed: run_seed(p.seed, 0),
+        reference_point: problem.reference_point(),
+        checkpoint_dir: (!args.no_checkpoint).then(|| out_dir.join("ga-run0")),
+        resume: args.resume,
+        progress: !args.quiet,
+        label: "GA".into(),
+        archive_limit: Some(0),
+        ga: ga_options,
+    };
+    let outcome = run(&problem, &settings)?;
+
+    // The elite: distinct genomes of the final population, best analytical fitness first.
+    let order = ga::ranking(&outcome.population);
+    let mut elite: Vec<&Vec<u8>> = Vec::new();
+    for &i in &order {
+        let g = &outcome.population[i].genome;
+        if !elite.contains(&g) {
+            elite.push(g);
+        }
+        if elite.len() >= cfg.simulate_elite.max(1) {
+            break;
+        }
+    }
+    let loads: Vec<f64> = if cfg.training_loads.is_empty() {
+        vec![traffic.nominal_load(0)]
+    } else {
+        cfg.training_loads.clone()
+    };
+    let classes = TableClasses::defaults(&topo, params.num_vcs);
+    let table_routing = |table: RoutingTable| -> Result<TableRouting> {
+        Ok(TableRouting::new(
+            &topo,
+            table,
+            TableMode::Hierarchy(classes.clone()),
+        )?)
+    };
+    let mut best_index = 0;
+    let mut elite_sims: Vec<Vec<Simulated>> = Vec::new();
+    if cfg.simulate_elite > 0 {
+        for g in &elite {
+            let routing = table_routing(problem.table(g))?;
+            elite_sims.push(simulate(&topo, &routing, &traffic, &params, p.seed, &loads)?);
+        }
+        best_index = (0..elite.len())
+            .min_by(|&a, &b| {
+                simulated_cost(&elite_sims[a]).total_cmp(&simulated_cost(&elite_sims[b]))
+            })
+            .unwrap_or(0);
+    }
+    let best_genome = elite[best_index].clone();
+    let best_table = problem.table(&best_genome);
+    let dor_table = problem.table(&problem.dor_genome());
+    let best_loads = problem.pattern_loads(&best_table);
+    let dor_loads = problem.pattern_loads(&dor_table);
+    let aggregate = |l: &[f64]| match cfg.aggregate {
+        Aggregate::Worst => l.iter().copied().fold(0.0, f64::max),
+        Aggregate::Average => l.iter().sum::<f64>() / l.len() as f64,
+    };
+    let best_load = aggregate(&best_loads);
+    let dor_load = aggregate(&dor_loads);
+
+    let cand_bounds: Vec<Bound> = problem
+        .demands()
+        .iter()
+        .map(|d| candidate_bound(&topo, &cands, d))
+        .collect::<crate::Result<_>>()
+        .map_err(in_file)?;
+    let all_bounds: Vec<Bound> = problem
+        .demands()
+        .iter()
+        .map(|d| routing_bound(&topo, d))
+        .collect::<crate::Result<_>>()
+        .map_err(in_file)?;
+    let (bound, bound_exact, bound_method) = combine(&cand_bounds, cfg.aggregate);
+    let (any_bound, any_exact, any_method) = combine(&all_bounds, cfg.aggregate);
+
+    let baseline_cfg = p.routing.clone().unwrap_or_else(|| crate::routing::RoutingConfig {
+        algorithm: "dor".into(),
+        ..Default::default()
+    });
+    let baseline = build_routing(&baseline_cfg, &topo, params.num_vcs).map_err(in_file)?;
+    let baseline_sim = simulate(&topo, baseline.as_ref(), &traffic, &params, p.seed, &loads)?;
+    let best_sim = if cfg.simulate_elite > 0 {
+        elite_sims[best_index].clone()
+    } else {
+        Vec::new()
+    };
+
+    // Exports of the best table.
+    std::fs::create_dir_all(&out_dir).map_err(|e| crate::Error::io(&out_dir, e))?;
+    let mut meta = TableMetadata {
+        topology: topo.name.clone(),
+        ..Default::default()
+    };
+    for (k, v) in [
+        ("algorithm", json!("ga")),
+        ("problem", json!(name)),
+        ("seed", json!(p.seed)),
+        ("max_channel_load", json!(best_load)),
+        ("dor_max_channel_load", json!(dor_load)),
+        ("bound", json!(bound)),
+        ("vc_classes", json!(format!("{classes:?}"))),
+    ] {
+        meta.metadata.insert(k.into(), v);
+    }
+    let mut formats = vec![RoutesFormat::Json, RoutesFormat::Csv, RoutesFormat::Paths];
+    if best_table.is_destination_based() {
+        formats.push(RoutesFormat::Lft);
+    }
+    let mut written = Vec::new();
+    for f in formats {
+        let file = out_dir.join(format!("best.{}", f.extension()));
+        write_routes(&topo, &best_table, &meta, f, &file)?;
+        written.push(file.display().to_string());
+    }
+
+    let kind = |exact: bool| if exact { "exact" } else { "approximate" };
+    let report = json!({
+        "problem": name,
+        "seed": p.seed,
+        "generations": outcome.generations,
+        "evaluations": outcome.evaluations,
+        "seconds": outcome.elapsed.as_secs_f64(),
+        "genome": if cfg.destination_based { "destination-based" } else { "candidate paths" },
+        "candidates_per_pair": cands.per_pair(),
+        "max_channel_load": best_load,
+        "max_channel_load_per_pattern": best_loads,
+        "throughput_bound": 1.0 / best_load,
+        "baseline_max_channel_load": dor_load,
+        "baseline_max_channel_load_per_pattern": dor_loads,
+        "bound": bound,
+        "bound_kind": kind(bound_exact),
+        "bound_method": bound_method,
+        "fraction_of_bound": bound / best_load,
+        "routing_bound": any_bound,
+        "routing_bound_kind": kind(any_exact),
+        "routing_bound_method": any_method,
+        "simulated_loads": loads,
+        "simulated": best_sim,
+        "baseline_simulated": baseline_sim,
+        "elite_simulated_costs": elite_sims.iter().map(|s| simulated_cost(s)).collect::<Vec<_>>(),
+        "history": outcome.history.iter().map(|r| json!({"generation": r.generation, "best": settings.reference_point[0] - r.hypervolume})).collect::<Vec<Value>>(),
+        "exports": written,
+    });
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &report)?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "{name}: GA over {} generations ({} evaluations, {:.1} s), {} candidates per pair",
+        outcome.generations,
+        outcome.evaluations,
+        outcome.elapsed.as_secs_f64(),
+        cands.per_pair()
+    )?;
+    writeln!(
+        out,
+        "max channel load per unit load: evolved {best_load:.4} (throughput bound {:.4}), DOR {dor_load:.4} ({:.4})",
+        1.0 / best_load,
+        1.0 / dor_load
+    )?;
+    writeln!(
+        out,
+        "LP lower bound over the candidate paths: {bound:.4} ({}, {bound_method}); evolved table at {:.1}% of it",
+        kind(bound_exact),
+        100.0 * bound / best_load
+    )?;
+    writeln!(
+        out,
+        "LP lower bound over all routings: {any_bound:.4} ({}, {any_method})",
+        kind(any_exact)
+    )?;
+    for (label, sims) in [("evolved", &best_sim), ("baseline", &baseline_sim)] {
+        for s in sims.iter() {
+            writeln!(
+                out,
+                "simulated {label} at load {:.3}: latency {:.1}, accepted {:.4}{}",
+                s.load,
+                s.latency_avg,
+                s.accepted,
+                if s.saturated { " (saturated)" } else { "" }
+            )?;
+        }
+    }
+    writeln!(out, "wrote {}", written.join(", "))?;
+    Ok(())
+}
