@@ -220,7 +220,8 @@ fn classes_are_validated() {
         "escape_vcs: the escape class needs a VC"
     );
     assert_eq!(
-        err(c(4..8, 2..1, 0..1), 8),
+        // Spelled as a struct: a reversed range literal is what a bad file gives, not code.
+        err(c(4..8, Range { start: 2, end: 1 }, 0..1), 8),
         "adaptive_vcs: [2, 1) has its start after its end"
     );
     // The DOR escape on a torus needs its dateline VC pair.
