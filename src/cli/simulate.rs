@@ -73,7 +73,12 @@ impl Setup {
                 path.display()
             );
         }
-        let routing = build_routing(routing_cfg, &topo, params.num_vcs).map_err(in_file)?;
+        // Table files named in [routing] are relative to the problem file, like traffic files.
+        let mut routing_cfg = routing_cfg.clone();
+        routing_cfg
+            .base_dir
+            .get_or_insert_with(|| loaded.base_dir().to_path_buf());
+        let routing = build_routing(&routing_cfg, &topo, params.num_vcs).map_err(in_file)?;
         let traffic = Traffic::build(&p.traffic, &topo, p.seed, loaded.base_dir())
             .map_err(|e| in_file(prefix_field(e, "traffic")))?;
         Ok(Setup {

@@ -1,6 +1,8 @@
 //! The `[routing]` table of a problem file and the registry that builds a routing function
 //! by name.
 
+use std::path::PathBuf;
+
 use serde::{Deserialize, Serialize};
 
 use super::RoutingFunction;
@@ -21,6 +23,22 @@ pub struct RoutingConfig {
     pub max_layers: Option<usize>,
     /// up*/down*: root router (default: the router of least eccentricity, lowest id).
     pub root: Option<usize>,
+    /// `table`: the routing table file (JSON of a `RoutingTable`), relative paths from the
+    /// problem file's directory.
+    pub table: Option<PathBuf>,
+    /// `table`: `hierarchy` (default), `layered` or `plain`.
+    pub table_mode: Option<super::table::route::TableModeName>,
+    /// `table`, layered mode: JSON array of one layer (VC) per router pair.
+    pub table_layers: Option<PathBuf>,
+    /// `table`, hierarchy mode: VC classes as `[start, end)` (defaults: table `[4, num_vcs)`,
+    /// adaptive `[e, 4)`, escape `[0, e)`, `e` = 2 on a torus, 1 elsewhere).
+    pub table_vcs: Option<[usize; 2]>,
+    pub adaptive_vcs: Option<[usize; 2]>,
+    pub escape_vcs: Option<[usize; 2]>,
+    /// Directory relative file names (`table`, `table_layers`) are resolved from; set by the
+    /// problem loader, not read from the file.
+    #[serde(skip)]
+    pub base_dir: Option<PathBuf>,
 }
 
 /// A family of algorithms: returns `Ok(None)` when the name is not one of its own.
@@ -30,11 +48,12 @@ const FAMILIES: &[Family] = &[
     super::cartesian::build,
     super::dragonfly::build,
     super::layered::build,
+    super::table::route::build,
 ];
 
 /// Algorithm names known to the registry, for error messages.
 pub const ALGORITHMS: &str = "dor, duato, star, valiant, romm (mesh/torus); min, val_g, val_n, \
-ugal_g, ugal_n, par (dragonfly); dfsssp, updown (any topology)";
+ugal_g, ugal_n, par (dragonfly); dfsssp, updown, table (any topology)";
 
 /// Builds the routing function named in `cfg` for `topo` with `num_vcs` VCs per channel.
 pub fn build_routing(
@@ -42,6 +61,24 @@ pub fn build_routing(
     topo: &Topology,
     num_vcs: usize,
 ) -> Result<Box<dyn RoutingFunction>> {
+    // The table fields are checked here rather than in every family, which predate them.
+    if cfg.algorithm != "table" {
+        for (field, set) in [
+            ("routing.table", cfg.table.is_some()),
+            ("routing.table_mode", cfg.table_mode.is_some()),
+            ("routing.table_layers", cfg.table_layers.is_some()),
+            ("routing.table_vcs", cfg.table_vcs.is_some()),
+            ("routing.adaptive_vcs", cfg.adaptive_vcs.is_some()),
+            ("routing.escape_vcs", cfg.escape_vcs.is_some()),
+        ] {
+            if set {
+                return Err(Error::field(
+                    field,
+                    format!("does not apply to routing `{}`", cfg.algorithm),
+                ));
+            }
+        }
+    }
     for family in FAMILIES {
         if let Some(r) = family(cfg, topo, num_vcs)? {
             if r.min_vcs() > num_vcs {

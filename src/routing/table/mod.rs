@@ -7,6 +7,7 @@
 //! * [`RoutingTable`]: the chosen path per pair (a GA chromosome picks one candidate per pair).
 
 pub mod load;
+pub mod route;
 
 use serde::{Deserialize, Serialize};
 

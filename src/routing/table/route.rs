@@ -1,0 +1,685 @@
+//! Table-driven routing in the simulator: [`TableRouting`] follows a [`RoutingTable`] hop by hop
+//! (lookup by source router, destination router and the number of router-to-router hops taken,
+//! never by searching the path for the current router, because a path may revisit a router).
+//!
+//! Three modes (docs/routing-tables.md, "Table-driven routing in the simulator"):
+//!
+//! * [`TableMode::Hierarchy`] (default): three VC classes, table > minimal adaptive > escape.
+//!   A packet asks for its table port on the table VCs, else any minimal port on the adaptive
+//!   VCs, else the escape port (DOR on a mesh/torus, up*/down* elsewhere) on the escape VCs,
+//!   and never moves back up a class. The escape network is deadlock-free from any router and
+//!   a packet in it never leaves it, so the whole hierarchy is deadlock-free whatever the
+//!   table's channel dependencies (Duato's condition).
+//! * [`TableMode::Layered`]: every packet follows its table path on the VC of its pair's layer
+//!   (layers computed elsewhere, e.g. `deps::layer_assignment`).
+//! * [`TableMode::Plain`]: every packet follows its table path on any VC (may deadlock).
+//!
+//! The class of a hierarchy packet lives in `RouteState::flags` (the bits [`CLASS_MASK`]),
+//! not in `phase` or `aux`, because the escape functions own those: up*/down* keeps its
+//! up/down phase in `phase` and DOR its dateline bits in `aux`.
+
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::{RoutingTable, pair_index};
+use crate::error::{Error, Result};
+use crate::routing::cartesian::{CartesianAlgorithm, CartesianRouting};
+use crate::routing::config::RoutingConfig;
+use crate::routing::paths::{PortGraph, UNREACHED};
+use crate::routing::updown::UpDown;
+use crate::routing::{
+    Candidate, CongestionView, Ejection, PacketInfo, RouteContext, RouteRng, RouteState,
+    RoutingFunction, VcRange,
+};
+use crate::topology::Topology;
+
+/// Hierarchy class of a packet, in `RouteState::flags & CLASS_MASK`. Ordered: a packet only
+/// ever moves to a larger class.
+pub const CLASS_TABLE: u8 = 0;
+pub const CLASS_ADAPTIVE: u8 = 1;
+pub const CLASS_ESCAPE: u8 = 2;
+pub const CLASS_MASK: u8 = 0b11;
+
+/// The class a hierarchy packet is in.
+pub fn class_of(state: &RouteState) -> u8 {
+    state.flags & CLASS_MASK
+}
+
+/// VC classes of the hierarchy mode, each a range `start..end` of VCs per channel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TableClasses {
+    pub table: Range<usize>,
+    pub adaptive: Range<usize>,
+    pub escape: Range<usize>,
+}
+
+impl TableClasses {
+    /// The defaults: escape `0..e` (`e` = the VCs the escape routing needs: 2 on a torus for
+    /// the DOR dateline, 1 otherwise), adaptive `e..4`, table `4..num_vcs`.
+    pub fn defaults(topo: &Topology, num_vcs: usize) -> Self {
+        let e = escape_min_vcs(topo);
+        TableClasses {
+            table: 4..num_vcs.max(4),
+            adaptive: e..4,
+            escape: 0..e,
+        }
+    }
+
+    /// Checks the classes: ranges well formed, escape non-empty, pairwise disjoint, within
+    /// `num_vcs` when given. Errors name `table_vcs`, `adaptive_vcs` or `escape_vcs`.
+    pub fn validate(&self, num_vcs: Option<usize>) -> Result<()> {
+        let named = [
+            ("table_vcs", &self.table),
+            ("adaptive_vcs", &self.adaptive),
+            ("escape_vcs", &self.escape),
+        ];
+        for (field, r) in named {
+            if r.start > r.end {
+                return Err(Error::field(
+                    field,
+                    format!("[{}, {}) has its start after its end", r.start, r.end),
+                ));
+            }
+            let limit = num_vcs
+                .unwrap_or(usize::from(u8::MAX))
+                .min(usize::from(u8::MAX));
+            if r.end > limit {
+                return Err(Error::field(
+                    field,
+                    format!(
+                        "[{}, {}) goes beyond the {limit} VCs per channel (simulation.num_vcs)",
+                        r.start, r.end
+                    ),
+                ));
+            }
+        }
+        if self.escape.is_empty() {
+            return Err(Error::field("escape_vcs", "the escape class needs a VC"));
+        }
+        for i in 0..named.len() {
+            for j in i + 1..named.len() {
+                let ((fa, a), (fb, b)) = (named[i], named[j]);
+                if !a.is_empty() && !b.is_empty() && a.start < b.end && b.start < a.end {
+                    return Err(Error::field(
+                        fb,
+                        format!(
+                            "[{}, {}) overlaps {fa} [{}, {})",
+                            b.start, b.end, a.start, a.end
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn vcs(r: &Range<usize>) -> VcRange {
+        VcRange::new(r.start, r.end)
+    }
+}
+
+/// How [`TableRouting`] uses the table.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TableMode {
+    /// Table VCs > minimal adaptive VCs > escape VCs (deadlock-free).
+    Hierarchy(TableClasses),
+    /// Pure table routing, pair `p` on VC `layers[p]` (indexed by [`pair_index`]).
+    Layered(Vec<u8>),
+    /// Pure table routing on every VC (deadlock-free only if the table's channel dependency
+    /// graph is acyclic).
+    Plain,
+}
+
+/// The mode names of `routing.table_mode`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TableModeName {
+    #[default]
+    Hierarchy,
+    Layered,
+    Plain,
+}
+
+/// VCs the escape routing needs on `topo`: DOR on a torus needs two (dateline), DOR on a
+/// mesh and up*/down* one.
+pub fn escape_min_vcs(topo: &Topology) -> usize {
+    CartesianRouting::new(CartesianAlgorithm::Dor, topo, 2).map_or(1, |r| r.min_vcs())
+}
+
+/// Shows the escape routing function only the escape VCs, renumbered from 0, so that DOR
+/// (built for `len` VCs) and up*/down* (which offers all VCs it is told of) stay inside them.
+struct EscapeView<'a> {
+    inner: &'a dyn CongestionView,
+    offset: usize,
+    len: usize,
+}
+
+impl CongestionView for EscapeView<'_> {
+    fn num_vcs(&self) -> usize {
+        self.len
+    }
+    fn vc_depth(&self) -> u32 {
+        self.inner.vc_depth()
+    }
+    fn credits(&self, router: usize, port: usize, vc: usize) -> u32 {
+        self.inner.credits(router, port, vc + self.offset)
+    }
+    fn output_vc_busy(&self, router: usize, port: usize, vc: usize) -> bool {
+        self.inner.output_vc_busy(router, port, vc + self.offset)
+    }
+    fn output_queue(&self, router: usize, port: usize) -> u32 {
+        self.inner.output_queue(router, port)
+    }
+    fn input_occupancy(&self, router: usize, port: usize, vc: usize) -> u32 {
+        self.inner.input_occupancy(router, port, vc + self.offset)
+    }
+}
+
+/// The hierarchy's adaptive and escape machinery.
+struct Hierarchy {
+    classes: TableClasses,
+    escape: Box<dyn RoutingFunction>,
+    graph: PortGraph,
+    n: usize,
+    /// `dist[dst * n + router]`: hops from `router` to `dst` (`u16::MAX` if unreachable).
+    dist: Vec<u16>,
+}
+
+impl Hierarchy {
+    fn new(topo: &Topology, classes: TableClasses) -> Result<Self> {
+        classes.validate(None)?;
+        let len = classes.escape.len();
+        let escape: Box<dyn RoutingFunction> =
+            match CartesianRouting::new(CartesianAlgorithm::Dor, topo, len) {
+                Ok(dor) => {
+                    if len < dor.min_vcs() {
+                        return Err(Error::field(
+                            "escape_vcs",
+                            format!(
+                                "the DOR escape on torus `{}` needs {} VCs (dateline), got {len}",
+                                topo.name,
+                                dor.min_vcs()
+                            ),
+                        ));
+                    }
+                    Box::new(dor)
+                }
+                Err(_) => Box::new(UpDown::new(topo, None)?),
+            };
+        let graph = PortGraph::new(topo);
+        let n = topo.num_routers();
+        let mut dist = vec![u16::MAX; n * n];
+        for d in 0..n {
+            // Links are bidirectional, so distances from `d` are distances to `d`.
+            let (from_d, _) = graph.bfs(d);
+            for (r, &h) in from_d.iter().enumerate() {
+                if h != UNREACHED {
+                    dist[d * n + r] = h as u16;
+                }
+            }
+        }
+        Ok(Hierarchy {
+            classes,
+            escape,
+            graph,
+            n,
+            dist,
+        })
+    }
+
+    fn escape_view<'a>(&self, inner: &'a dyn CongestionView) -> EscapeView<'a> {
+        EscapeView {
+            inner,
+            offset: self.classes.escape.start,
+            len: self.classes.escape.len(),
+        }
+    }
+
+    /// Every port one hop closer to the destination, on the adaptive VCs, most free adaptive
+    /// credits (minus the output queue) first, ties by port: like `duato`'s selection.
+    fn adaptive(&self, ctx: &RouteContext, dst: usize, out: &mut Vec<Candidate>) {
+        let vcs = TableClasses::vcs(&self.classes.adaptive);
+        if vcs.is_empty() {
+            return;
+        }
+        let (u, row) = (ctx.router, &self.dist[dst * self.n..(dst + 1) * self.n]);
+        let here = row[u];
+        if here == u16::MAX {
+            return;
+        }
+        let mut ports: Vec<(i64, u16)> = self
+            .graph
+            .out(u)
+            .iter()
+            .filter(|h| row[h.peer as usize].wrapping_add(1) == here)
+            .map(|h| {
+                let port = h.port as usize;
+                let free: i64 = vcs
+                    .iter()
+                    .map(|vc| i64::from(ctx.congestion.credits(u, port, vc)))
+                    .sum();
+                let score = free - i64::from(ctx.congestion.output_queue(u, port));
+                (-score, h.port)
+            })
+            .collect();
+        ports.sort_unstable();
+        out.extend(ports.into_iter().map(|(_, port)| Candidate { port, vcs }));
+    }
+
+    /// The escape routing's candidates, moved onto the escape VCs.
+    fn escape(
+        &self,
+        ctx: &RouteContext,
+        pkt: &PacketInfo,
+        state: &mut RouteState,
+        rng: &mut RouteRng,
+        out: &mut Vec<Candidate>,
+    ) {
+        let view = self.escape_view(ctx.congestion);
+        let inner = RouteContext {
+            router: ctx.router,
+            in_port: ctx.in_port,
+            in_vc: ctx.in_vc.saturating_sub(self.classes.escape.start),
+            congestion: &view,
+        };
+        let start = out.len();
+        self.escape.route(&inner, pkt, state, rng, out);
+        let (off, end) = (self.classes.escape.start, self.classes.escape.end);
+        for c in &mut out[start..] {
+            c.vcs = VcRange::new(
+                (c.vcs.start as usize + off).min(end),
+                (c.vcs.end as usize + off).min(end),
+            );
+        }
+    }
+}
+
+/// Table-driven routing (see the module documentation).
+pub struct TableRouting {
+    table: RoutingTable,
+    mode: Mode,
+    ejection: Ejection,
+}
+
+enum Mode {
+    Hierarchy(Box<Hierarchy>),
+    Layered { layers: Vec<u8>, used: usize },
+    Plain,
+}
+
+impl TableRouting {
+    /// Checks `table` against `topo` (and the mode's parameters) and builds the routing
+    /// function. VC ranges are checked against the VC count by the registry
+    /// ([`RoutingFunction::min_vcs`] covers every class or layer).
+    pub fn new(topo: &Topology, table: RoutingTable, mode: TableMode) -> Result<Self> {
+        table.validate(topo)?;
+        let mode = match mode {
+            TableMode::Hierarchy(classes) => {
+                Mode::Hierarchy(Box::new(Hierarchy::new(topo, classes)?))
+            }
+            TableMode::Layered(layers) => {
+                if layers.len() != table.paths.len() {
+                    return Err(Error::field(
+                        "layers",
+                        format!(
+                            "{} layers but the table has {} pairs",
+                            layers.len(),
+                            table.paths.len()
+                        ),
+                    ));
+                }
+                let used = layers
+                    .iter()
+                    .map(|&l| usize::from(l) + 1)
+                    .max()
+                    .unwrap_or(1);
+                Mode::Layered { layers, used }
+            }
+            TableMode::Plain => Mode::Plain,
+        };
+        Ok(TableRouting {
+            table,
+            mode,
+            ejection: Ejection::new(topo),
+        })
+    }
+
+    pub fn table(&self) -> &RoutingTable {
+        &self.table
+    }
+
+    /// The hierarchy's VC classes (None in the other modes).
+    pub fn classes(&self) -> Option<&TableClasses> {
+        match &self.mode {
+            Mode::Hierarchy(h) => Some(&h.classes),
+            _ => None,
+        }
+    }
+
+    /// The table's port at the packet's current hop. The hop index is the number of
+    /// router-to-router hops taken, valid only while the packet has followed the table.
+    fn table_port(&self, ctx: &RouteContext, pkt: &PacketInfo, state: &RouteState) -> Option<u16> {
+        let (s, d, hop) = (
+            pkt.src_router as usize,
+            pkt.dst_router as usize,
+            usize::from(state.hops),
+        );
+        debug_assert_eq!(
+            self.table.path(s, d).routers.get(hop).map(|&r| r as usize),
+            Some(ctx.router),
+            "packet {s}->{d} left its table path"
+        );
+        self.table.next_port(s, d, hop)
+    }
+}
+
+impl RoutingFunction for TableRouting {
+    fn name(&self) -> String {
+        match self.mode {
+            Mode::Hierarchy(_) => "table (hierarchy)",
+            Mode::Layered { .. } => "table (layered)",
+            Mode::Plain => "table (plain)",
+        }
+        .into()
+    }
+
+    fn min_vcs(&self) -> usize {
+        match &self.mode {
+            Mode::Hierarchy(h) => {
+                let c = &h.classes;
+                c.table.end.max(c.adaptive.end).max(c.escape.end)
+            }
+            Mode::Layered { used, .. } => *used,
+            Mode::Plain => 1,
+        }
+    }
+
+    fn init_packet(&self, pkt: &PacketInfo, state: &mut RouteState, rng: &mut RouteRng) {
+        if let Mode::Hierarchy(h) = &self.mode {
+            h.escape.init_packet(pkt, state, rng);
+            state.flags = (state.flags & !CLASS_MASK) | CLASS_TABLE;
+        }
+    }
+
+    fn route(
+        &self,
+        ctx: &RouteContext,
+        pkt: &PacketInfo,
+        state: &mut RouteState,
+        rng: &mut RouteRng,
+        out: &mut Vec<Candidate>,
+    ) {
+        let num_vcs = ctx.congestion.num_vcs();
+        if self.ejection.at_destination(ctx.router, pkt, num_vcs, out) {
+            return;
+        }
+        match &self.mode {
+            Mode::Plain => {
+                if let Some(port) = self.table_port(ctx, pkt, state) {
+                    out.push(Candidate {
+                        port,
+                        vcs: VcRange::new(0, num_vcs),
+                    });
+                }
+            }
+            Mode::Layered { layers, .. } => {
+                if let Some(port) = self.table_port(ctx, pkt, state) {
+                    let n = self.table.num_routers;
+                    let pair = pair_index(n, pkt.src_router as usize, pkt.dst_router as usize);
+                    out.push(Candidate {
+                        port,
+                        vcs: VcRange::single(usize::from(layers[pair])),
+                    });
+                }
+            }
+            Mode::Hierarchy(h) => {
+                // Preference order is the candidate order: the allocator grants the first
+                // candidate with a free VC in its range.
+                let class = class_of(state);
+                if class == CLASS_TABLE && !h.classes.table.is_empty() {
+                    if let Some(port) = self.table_port(ctx, pkt, state) {
+                        out.push(Candidate {
+                            port,
+                            vcs: TableClasses::vcs(&h.classes.table),
+                        });
+                    }
+                }
+                if class <= CLASS_ADAPTIVE {
+                    h.adaptive(ctx, pkt.dst_router as usize, out);
+                }
+                h.escape(ctx, pkt, state, rng, out);
+            }
+        }
+    }
+
+    fn on_forward(
+        &self,
+        ctx: &RouteContext,
+        pkt: &PacketInfo,
+        chosen: Candidate,
+        vc: usize,
+        state: &mut RouteState,
+    ) {
+        let Mode::Hierarchy(h) = &self.mode else {
+            return;
+        };
+        if ctx.router == pkt.dst_router as usize {
+            return; // ejection: no class change
+        }
+        let c = &h.classes;
+        let granted = if c.escape.contains(&vc) {
+            CLASS_ESCAPE
+        } else if c.adaptive.contains(&vc) {
+            CLASS_ADAPTIVE
+        } else {
+            CLASS_TABLE
+        };
+        // Never back up a class, even if handed a VC of a higher one.
+        let class = granted.max(class_of(state));
+        state.flags = (state.flags & !CLASS_MASK) | class;
+        if class == CLASS_ESCAPE {
+            let view = h.escape_view(ctx.congestion);
+            let inner = RouteContext {
+                router: ctx.router,
+                in_port: ctx.in_port,
+                in_vc: ctx.in_vc.saturating_sub(c.escape.start),
+                congestion: &view,
+            };
+            let shifted = Candidate {
+                port: chosen.port,
+                vcs: VcRange::new(
+                    (chosen.vcs.start as usize).saturating_sub(c.escape.start),
+                    (chosen.vcs.end as usize).saturating_sub(c.escape.start),
+                ),
+            };
+            h.escape.on_forward(
+                &inner,
+                pkt,
+                shifted,
+                vc.saturating_sub(c.escape.start),
+                state,
+            );
+        }
+    }
+}
+
+/// The table of the paths `routing` takes through an empty network (first candidate, lowest
+/// VC, as [`crate::routing::paths::walk_packet`] walks them) between the first terminals of
+/// every router pair: e.g. the DOR table, the GA's seed and the reference of the faithfulness
+/// test. Every router needs a terminal.
+pub fn table_from_routing(
+    routing: &dyn RoutingFunction,
+    topo: &Topology,
+    num_vcs: usize,
+) -> Result<RoutingTable> {
+    let n = topo.num_routers();
+    let mut first = vec![usize::MAX; n];
+    for (t, term) in topo.terminals.iter().enumerate().rev() {
+        first[term.router] = t;
+    }
+    if let Some(r) = first.iter().position(|&t| t == usize::MAX) {
+        return Err(Error::field(
+            "topology",
+            format!(
+                "router {r} has no terminal to walk `{}` from",
+                routing.name()
+            ),
+        ));
+    }
+    let mut paths = Vec::with_capacity(n * (n - 1));
+    for s in 0..n {
+        for d in (0..n).filter(|&d| d != s) {
+            let hops = crate::routing::paths::walk_packet(
+                routing,
+                topo,
+                first[s],
+                first[d],
+                num_vcs,
+                4 * n,
+            )
+            .map_err(|e| {
+                Error::field(
+                    "routing",
+                    format!("{} from router {s} to {d}: {e:?}", routing.name()),
+                )
+            })?;
+            // The last hop ejects at `d`.
+            let network = &hops[..hops.len() - 1];
+            let mut routers: Vec<u32> = network.iter().map(|&(r, _, _)| r as u32).collect();
+            routers.push(d as u32);
+            let ports = network.iter().map(|&(_, p, _)| p as u16).collect();
+            paths.push(super::RouterPath { routers, ports });
+        }
+    }
+    Ok(RoutingTable {
+        num_routers: n,
+        paths,
+    })
+}
+
+/// `[start, end)` of a `routing.*_vcs` field.
+fn range_of(field: Option<[usize; 2]>, default: Range<usize>) -> Range<usize> {
+    field.map_or(default, |[s, e]| s..e)
+}
+
+fn resolve(cfg: &RoutingConfig, file: &Path) -> PathBuf {
+    match &cfg.base_dir {
+        Some(base) if file.is_relative() => base.join(file),
+        _ => file.to_path_buf(),
+    }
+}
+
+fn read_json<T: serde::de::DeserializeOwned>(field: &str, path: &Path) -> Result<T> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::field(field, format!("cannot read {}: {e}", path.display())))?;
+    serde_json::from_str(&text).map_err(|e| Error::field(field, format!("{}: {e}", path.display())))
+}
+
+/// Registry entry for `routing.algorithm = "table"`; `Ok(None)` for other names.
+pub fn build(
+    cfg: &RoutingConfig,
+    topo: &Topology,
+    num_vcs: usize,
+) -> Result<Option<Box<dyn RoutingFunction>>> {
+    if cfg.algorithm != "table" {
+        return Ok(None);
+    }
+    for (field, set) in [
+        ("routing.ugal_factor", cfg.ugal_factor.is_some()),
+        ("routing.ugal_bias", cfg.ugal_bias.is_some()),
+        ("routing.max_layers", cfg.max_layers.is_some()),
+        ("routing.root", cfg.root.is_some()),
+    ] {
+        if set {
+            return Err(Error::field(field, "does not apply to routing `table`"));
+        }
+    }
+    let Some(file) = &cfg.table else {
+        return Err(Error::field(
+            "routing.table",
+            "routing `table` needs a table file (JSON of a RoutingTable)",
+        ));
+    };
+    let path = resolve(cfg, file);
+    let table: RoutingTable = read_json("routing.table", &path)?;
+    table
+        .validate(topo)
+        .map_err(|e| Error::field("routing.table", format!("{}: {e}", path.display())))?;
+    let name = cfg.table_mode.unwrap_or_default();
+    let hierarchy_fields = [
+        ("routing.table_vcs", cfg.table_vcs.is_some()),
+        ("routing.adaptive_vcs", cfg.adaptive_vcs.is_some()),
+        ("routing.escape_vcs", cfg.escape_vcs.is_some()),
+    ];
+    if name != TableModeName::Hierarchy {
+        if let Some((field, _)) = hierarchy_fields.iter().find(|(_, set)| *set) {
+            return Err(Error::field(
+                *field,
+                "applies to `table_mode = \"hierarchy\"` only",
+            ));
+        }
+    }
+    if name != TableModeName::Layered && cfg.table_layers.is_some() {
+        return Err(Error::field(
+            "routing.table_layers",
+            "applies to `table_mode = \"layered\"` only",
+        ));
+    }
+    let mode = match name {
+        TableModeName::Plain => TableMode::Plain,
+        TableModeName::Layered => {
+            let Some(file) = &cfg.table_layers else {
+                return Err(Error::field(
+                    "routing.table_layers",
+                    "`table_mode = \"layered\"` needs a layers file (JSON array, one layer per pair)",
+                ));
+            };
+            let path = resolve(cfg, file);
+            let layers: Vec<u8> = read_json("routing.table_layers", &path)?;
+            if layers.len() != table.paths.len() {
+                return Err(Error::field(
+                    "routing.table_layers",
+                    format!(
+                        "{}: {} layers but the table has {} pairs",
+                        path.display(),
+                        layers.len(),
+                        table.paths.len()
+                    ),
+                ));
+            }
+            TableMode::Layered(layers)
+        }
+        TableModeName::Hierarchy => {
+            let d = TableClasses::defaults(topo, num_vcs);
+            let classes = TableClasses {
+                table: range_of(cfg.table_vcs, d.table),
+                adaptive: range_of(cfg.adaptive_vcs, d.adaptive),
+                escape: range_of(cfg.escape_vcs, d.escape),
+            };
+            classes
+                .validate(Some(num_vcs))
+                .map_err(|e| crate::problem::prefix_field(e, "routing"))?;
+            if classes.table.is_empty() {
+                // Legal for `TableRouting::new`, but from a file it means the table is ignored.
+                return Err(Error::field(
+                    "routing.table_vcs",
+                    format!(
+                        "the table class [{}, {}) is empty (simulation.num_vcs = {num_vcs}; the \
+                         default is [4, num_vcs))",
+                        classes.table.start, classes.table.end
+                    ),
+                ));
+            }
+            TableMode::Hierarchy(classes)
+        }
+    };
+    let r = TableRouting::new(topo, table, mode)
+        .map_err(|e| crate::problem::prefix_field(e, "routing"))?;
+    Ok(Some(Box::new(r)))
+}
+
+#[cfg(test)]
+#[path = "route_tests.rs"]
+mod tests;
