@@ -2,6 +2,7 @@
 
 pub mod bench;
 mod hypervolume;
+pub mod routes;
 pub mod search;
 mod search_exanest;
 pub mod simulate;
@@ -34,6 +35,8 @@ pub enum Command {
     Hypervolume(hypervolume::HypervolumeArgs),
     /// Multi-objective search (NSGA-II, SMS-EMOA) on a problem file's [search] table.
     Search(search::SearchArgs),
+    /// Routing tables: export them for other tools.
+    Routes(routes::RoutesArgs),
 }
 
 /// Runs the CLI; errors are printed as one line and give a non-zero exit code.
@@ -45,6 +48,7 @@ pub fn main() -> ExitCode {
         Command::Bench(args) => bench::run(&args),
         Command::Hypervolume(args) => hypervolume::run(&args),
         Command::Search(args) => search::run(&args),
+        Command::Routes(args) => routes::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use crate::error::{Error, Result};
 
 pub mod plot;
+pub mod routes;
 pub mod topology;
 
 /// Writes `contents` to a temporary file next to `path`, then renames it over `path`, so that

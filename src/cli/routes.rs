@@ -1,0 +1,162 @@
+//! `fabricopt routes`: routing tables. `routes export` writes a problem's table (read from a
+//! routes JSON file or walked from a deterministic routing function) in one of the formats of
+//! `export::routes`. New subcommands (e.g. `routes evolve`) go into [`RoutesCommand`].
+
+use std::io::Write as _;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Subcommand, ValueEnum};
+
+use crate::export::routes::{
+    DETERMINISTIC_ALGORITHMS, RoutesFormat, table_from_routing, to_format_string, walked_metadata,
+};
+use crate::export::write_atomically;
+use crate::problem::LoadedProblem;
+use crate::routing::build_routing;
+use crate::routing::table::io::read_json;
+use crate::routing::table::{PathOrigin, RoutingTable};
+use crate::topology::Topology;
+
+#[derive(Args, Debug)]
+pub struct RoutesArgs {
+    #[command(subcommand)]
+    pub command: RoutesCommand,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum RoutesCommand {
+    /// Write a routing table as JSON, a per-router CSV, a path list or InfiniBand LFTs.
+    Export(ExportArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ExportArgs {
+    /// The problem file (.toml) whose topology the table routes.
+    pub problem: PathBuf,
+    /// A deterministic routing algorithm to walk (dor, min, dfsssp, updown); default: the
+    /// problem's [routing] algorithm.
+    #[arg(long, conflicts_with = "table")]
+    pub routing: Option<String>,
+    /// A routes JSON file to convert instead of walking a routing function.
+    #[arg(long)]
+    pub table: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum)]
+    pub format: Format,
+    /// Output file (default: standard output).
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum Format {
+    Json,
+    Csv,
+    Paths,
+    Lft,
+}
+
+pub fn run(args: &RoutesArgs) -> Result<()> {
+    match &args.command {
+        RoutesCommand::Export(a) => export(a),
+    }
+}
+
+fn export(args: &ExportArgs) -> Result<()> {
+    let loaded = LoadedProblem::read(&args.problem)?;
+    let topo = loaded.build_topology()?;
+    let (table, meta) = match &args.table {
+        Some(path) => {
+            let (table, meta) = read_json(path)?;
+            table
+                .validate(&topo)
+                .map_err(|e| e.in_file(path))
+                .with_context(|| {
+                    format!(
+                        "the table does not fit the topology `{}` of {}",
+                        topo.name,
+                        args.problem.display()
+                    )
+                })?;
+            if !meta.topology.is_empty() && meta.topology != topo.name {
+                eprintln!(
+                    "warning: {} was computed on topology `{}`, exporting it for `{}`",
+                    path.display(),
+                    meta.topology,
+                    topo.name
+                );
+            }
+            (table, meta)
+        }
+        None => walk(&loaded, &topo, args.routing.as_deref())?,
+    };
+    let format = match args.format {
+        Format::Json => RoutesFormat::Json,
+        Format::Csv => RoutesFormat::Csv,
+        Format::Paths => RoutesFormat::Paths,
+        Format::Lft => RoutesFormat::Lft,
+    };
+    let (text, warnings) = to_format_string(&topo, &table, &meta, format)?;
+    for w in warnings {
+        eprintln!("warning: {w}");
+    }
+    match &args.output {
+        Some(path) => {
+            write_atomically(path, text.as_bytes())?;
+            eprintln!("wrote {}", path.display());
+        }
+        None => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(text.as_bytes())
+                .and_then(|()| out.flush())
+                .context("writing to standard output")?;
+        }
+    }
+    Ok(())
+}
+
+/// The table of the named (or the problem's) routing algorithm. Adaptive and randomised
+/// algorithms are refused: the path of their first choice in an empty network is not what
+/// packets take under load, so a table of it would misrepresent them.
+fn walk(
+    loaded: &LoadedProblem,
+    topo: &Topology,
+    algorithm: Option<&str>,
+) -> Result<(RoutingTable, crate::routing::table::io::TableMetadata)> {
+    let mut cfg = loaded.problem.routing.clone().unwrap_or_default();
+    match algorithm {
+        Some(a) => cfg.algorithm = a.to_string(),
+        None if cfg.algorithm.is_empty() => bail!(
+            "{}: no [routing] algorithm; pass --routing ALG or --table FILE.json",
+            loaded.path.display()
+        ),
+        None => {}
+    }
+    if !DETERMINISTIC_ALGORITHMS.contains(&cfg.algorithm.as_str()) {
+        bail!(
+            "routing `{}` is adaptive or randomised, so no single table describes it; export one of {} or pass --table FILE.json",
+            cfg.algorithm,
+            DETERMINISTIC_ALGORITHMS.join(", ")
+        );
+    }
+    // The walk runs with the VCs the simulator would give the routing function.
+    let num_vcs = loaded
+        .problem
+        .simulation
+        .resolve()
+        .map_err(|e| e.in_file(&loaded.path))?
+        .num_vcs;
+    let routing = build_routing(&cfg, topo, num_vcs).map_err(|e| e.in_file(&loaded.path))?;
+    let origin = if cfg.algorithm == "dor" {
+        PathOrigin::Dor
+    } else {
+        PathOrigin::Classical
+    };
+    let (table, origins) = table_from_routing(routing.as_ref(), topo, num_vcs, origin)?;
+    let mut meta = walked_metadata(topo, &cfg.algorithm, num_vcs);
+    meta.metadata
+        .insert("seed".into(), serde_json::Value::from(loaded.problem.seed));
+    meta.origins = origins;
+    Ok((table, meta))
+}
