@@ -6,6 +6,8 @@
 //! * [`CandidateSet`]: up to 2^b candidate paths per pair (`candidates.rs` builds them).
 //! * [`RoutingTable`]: the chosen path per pair (a GA chromosome picks one candidate per pair).
 
+pub mod candidates;
+pub mod deps;
 pub mod load;
 
 use serde::{Deserialize, Serialize};
