@@ -40,7 +40,7 @@ fn simulate_a_table_file_relative_to_the_problem() {
     std::fs::create_dir(dir.path().join("tables")).unwrap();
     std::fs::write(
         dir.path().join("tables/dor.json"),
-        serde_json::to_string(&table).unwrap(),
+        fabricopt::export::routes::to_json_string(&table, &Default::default()),
     )
     .unwrap();
     let run = |p: &str| json(&["simulate", p, "--load", "0.2", "--json"]);

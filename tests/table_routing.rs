@@ -315,7 +315,7 @@ fn registry_errors_name_the_field() {
     write(
         dir.path(),
         "mesh.json",
-        &serde_json::to_string(&table).unwrap(),
+        &fabricopt::export::routes::to_json_string(&table, &Default::default()),
     );
     let cfg = |f: &dyn Fn(&mut RoutingConfig)| {
         let mut c = RoutingConfig {

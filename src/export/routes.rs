@@ -13,13 +13,12 @@ use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
 use crate::routing::RoutingFunction;
-use crate::routing::paths::walk_packet;
 use crate::routing::table::io::{
     CA_GUID_BASE, CSV_HEADER, DEFAULT_VC_CLASS, MAX_UNICAST_LID, PathEntry, ROUTES_FORMAT,
     ROUTES_VERSION, RoutesFile, SWITCH_GUID_BASE, TableMetadata, lowest_ports, switch_lid,
     terminal_lid,
 };
-use crate::routing::table::{PathOrigin, RouterPath, RoutingTable, pair_of};
+use crate::routing::table::{PathOrigin, RoutingTable, pair_of};
 use crate::topology::Topology;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -350,55 +349,9 @@ pub fn table_from_routing(
     num_vcs: usize,
     origin: PathOrigin,
 ) -> Result<(RoutingTable, Vec<Option<PathOrigin>>)> {
-    let n = topo.num_routers();
-    if n < 2 {
-        return Err(Error::field(
-            "topology",
-            "a routing table needs at least 2 routers",
-        ));
-    }
-    let mut first_terminal = vec![None; n];
-    for (t, term) in topo.terminals.iter().enumerate() {
-        first_terminal[term.router].get_or_insert(t);
-    }
-    if let Some(r) = first_terminal.iter().position(Option::is_none) {
-        return Err(Error::field(
-            "topology",
-            format!("router {r} has no terminal, so no packet can be walked from or to it"),
-        ));
-    }
-    let max_hops = 4 * n + 16;
-    let mut paths = Vec::with_capacity(n * (n - 1));
-    for pair in 0..n * (n - 1) {
-        let (s, d) = pair_of(n, pair);
-        let (ts, td) = (
-            first_terminal[s].expect("checked"),
-            first_terminal[d].expect("checked"),
-        );
-        let hops = walk_packet(routing, topo, ts, td, num_vcs, max_hops).map_err(|e| {
-            Error::field(
-                "routing",
-                format!(
-                    "`{}` fails from router {s} to router {d}: {e:?}",
-                    routing.name()
-                ),
-            )
-        })?;
-        // The last hop ejects to the terminal; the rest are router-to-router.
-        let network = &hops[..hops.len() - 1];
-        let mut routers: Vec<u32> = network.iter().map(|h| h.0 as u32).collect();
-        routers.push(d as u32);
-        paths.push(RouterPath {
-            routers,
-            ports: network.iter().map(|h| h.1 as u16).collect(),
-        });
-    }
-    let table = RoutingTable {
-        num_routers: n,
-        paths,
-    };
-    table.validate(topo)?;
-    Ok((table, vec![Some(origin); n * (n - 1)]))
+    let table = crate::routing::table::route::table_from_routing(routing, topo, num_vcs)?;
+    let origins = vec![Some(origin); table.paths.len()];
+    Ok((table, origins))
 }
 
 /// Metadata for a walked table: the algorithm and the VC count it was walked with.

@@ -174,13 +174,29 @@ pub fn walk_packet(
     num_vcs: usize,
     max_hops: usize,
 ) -> Result<Vec<Hop>, WalkError> {
+    let seed = u64::from(packet(topo, src, dst).id);
+    walk_packet_seeded(routing, topo, src, dst, num_vcs, max_hops, seed)
+}
+
+/// [`walk_packet`] with the routing rng seeded by `seed` instead of the packet id, so that a
+/// randomised function (Valiant, ROMM, dragonfly VAL) can be sampled several times for the
+/// same pair (the candidate-path generator of `table::candidates` does).
+pub fn walk_packet_seeded(
+    routing: &dyn RoutingFunction,
+    topo: &Topology,
+    src: TerminalId,
+    dst: TerminalId,
+    num_vcs: usize,
+    max_hops: usize,
+    seed: u64,
+) -> Result<Vec<Hop>, WalkError> {
     let net = FreeNetwork {
         num_vcs,
         vc_depth: 8,
     };
     let pkt = packet(topo, src, dst);
     let mut state = RouteState::default();
-    let mut rng = RouteRng::seed_from_u64(u64::from(pkt.id));
+    let mut rng = RouteRng::seed_from_u64(seed);
     routing.init_packet(&pkt, &mut state, &mut rng);
     let inj = routing.injection_vcs(&pkt, &state, num_vcs);
     if inj.is_empty() || inj.start as usize >= num_vcs {

@@ -7,6 +7,8 @@
 //! * [`RoutingTable`]: the chosen path per pair (a GA chromosome picks one candidate per pair).
 
 pub mod io;
+pub mod candidates;
+pub mod deps;
 pub mod load;
 pub mod route;
 

@@ -599,11 +599,13 @@ pub fn build(
     let Some(file) = &cfg.table else {
         return Err(Error::field(
             "routing.table",
-            "routing `table` needs a table file (JSON of a RoutingTable)",
+            "routing `table` needs a table file (routes JSON, e.g. from `fabricopt routes export`)",
         ));
     };
     let path = resolve(cfg, file);
-    let table: RoutingTable = read_json("routing.table", &path)?;
+    // The routes JSON of `routes export` / `routes evolve` (routing::table::io).
+    let (table, _) = super::io::read_json(&path)
+        .map_err(|e| Error::field("routing.table", e.to_string()))?;
     table
         .validate(topo)
         .map_err(|e| Error::field("routing.table", format!("{}: {e}", path.display())))?;
