@@ -375,6 +375,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
+    use crate::routing::table::RouterPath;
     use crate::routing::table::io::{parse_csv, parse_json, parse_lft, parse_path_list, read_json};
     use crate::routing::{RoutingConfig, build_routing};
     use crate::topology::generators::{DragonflyArrangement, cartesian, dragonfly};

@@ -6,9 +6,9 @@
 //! * [`CandidateSet`]: up to 2^b candidate paths per pair (`candidates.rs` builds them).
 //! * [`RoutingTable`]: the chosen path per pair (a GA chromosome picks one candidate per pair).
 
-pub mod io;
 pub mod candidates;
 pub mod deps;
+pub mod io;
 pub mod load;
 pub mod route;
 

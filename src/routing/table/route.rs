@@ -604,8 +604,13 @@ pub fn build(
     };
     let path = resolve(cfg, file);
     // The routes JSON of `routes export` / `routes evolve` (routing::table::io).
-    let (table, _) = super::io::read_json(&path)
-        .map_err(|e| Error::field("routing.table", e.to_string()))?;
+    let (table, _) = super::io::read_json(&path).map_err(|e| match e {
+        Error::Io { path, error } => Error::field(
+            "routing.table",
+            format!("cannot read {}: {error}", path.display()),
+        ),
+        other => Error::field("routing.table", other.to_string()),
+    })?;
     table
         .validate(topo)
         .map_err(|e| Error::field("routing.table", format!("{}: {e}", path.display())))?;
