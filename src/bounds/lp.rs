@@ -4,8 +4,7 @@
 use std::collections::HashSet;
 
 use good_lp::{
-    Constraint, Expression, ProblemVariables, Solution, SolverModel, Variable, constraint,
-    variable,
+    Constraint, Expression, ProblemVariables, Solution, SolverModel, Variable, constraint, variable,
 };
 
 use super::{Bound, BoundKind, Network, check_demand, demand_by_source};
@@ -17,25 +16,18 @@ use crate::topology::Topology;
 /// Which LP solver to use. The default is HiGHS when the `highs` cargo feature is on, Clarabel
 /// (pure Rust) otherwise: on the 64-router routing LP Clarabel takes seconds where microlp takes
 /// minutes (docs/bounds.md has the measurements).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum LpSolver {
     /// Pure-Rust simplex (good_lp's `microlp` feature): exact vertex solutions, but far slower
     /// than Clarabel beyond a few thousand variables.
     Microlp,
     /// Pure-Rust interior point (good_lp's `clarabel` feature), accurate to about 1e-8.
+    #[cfg_attr(not(feature = "highs"), default)]
     Clarabel,
     /// HiGHS (cargo feature `highs`; needs cmake to build).
     #[cfg(feature = "highs")]
+    #[default]
     Highs,
-}
-
-impl Default for LpSolver {
-    fn default() -> Self {
-        #[cfg(feature = "highs")]
-        return LpSolver::Highs;
-        #[cfg(not(feature = "highs"))]
-        LpSolver::Clarabel
-    }
 }
 
 impl LpSolver {

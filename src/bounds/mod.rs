@@ -95,6 +95,26 @@ pub fn routing_bound(topo: &Topology, demand: &RouterDemand) -> Result<Bound> {
     }
 }
 
+/// Largest utilisation of a terminal channel (injection: a terminal's row sum, ejection: its
+/// column sum, over the link's bandwidth) for a terminal matrix in flits per cycle. No routing
+/// can avoid these loads, so `max(this, routing bound)` is still a lower bound on the max
+/// channel load; it binds when terminal links are slower than the network can deliver.
+pub fn terminal_load(topo: &Topology, matrix: &[Vec<f64>]) -> f64 {
+    let mut ejected = vec![0.0; topo.num_terminals()];
+    let mut worst: f64 = 0.0;
+    for (s, row) in matrix.iter().enumerate().take(topo.num_terminals()) {
+        let injected: f64 = row.iter().sum();
+        worst = worst.max(injected / topo.links[topo.terminals[s].link].params.bandwidth);
+        for (d, &r) in row.iter().enumerate().take(ejected.len()) {
+            ejected[d] += r;
+        }
+    }
+    for (t, e) in topo.terminals.iter().zip(ejected) {
+        worst = worst.max(e / topo.links[t.link].params.bandwidth);
+    }
+    worst
+}
+
 /// A router-to-router channel.
 #[derive(Clone, Copy, Debug)]
 struct Chan {
@@ -180,11 +200,18 @@ fn check_demand(topo: &Topology, net: &Network, demand: &RouterDemand) -> Result
             ),
         ));
     }
-    if let Some(i) = demand.demand.iter().position(|d| !(d.is_finite() && *d >= 0.0)) {
+    if let Some(i) = demand
+        .demand
+        .iter()
+        .position(|d| !(d.is_finite() && *d >= 0.0))
+    {
         let (s, t) = pair_of(n, i);
         return Err(Error::field(
             format!("demand[{s} -> {t}]"),
-            format!("must be a finite non-negative rate (got {})", demand.demand[i]),
+            format!(
+                "must be a finite non-negative rate (got {})",
+                demand.demand[i]
+            ),
         ));
     }
     for (s, dests) in demand_by_source(demand).iter().enumerate() {

@@ -1,7 +1,7 @@
 use std::time::Instant;
 
-use rand::seq::SliceRandom;
 use rand::SeedableRng;
+use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 
 use super::*;
@@ -26,7 +26,10 @@ fn coords(dims: &[usize], mut r: usize) -> Vec<usize> {
 }
 
 fn router_of(dims: &[usize], c: &[usize]) -> usize {
-    c.iter().rev().zip(dims.iter().rev()).fold(0, |acc, (&x, &k)| acc * k + x)
+    c.iter()
+        .rev()
+        .zip(dims.iter().rev())
+        .fold(0, |acc, (&x, &k)| acc * k + x)
 }
 
 /// The minimal mesh path taking unit steps along the dimensions in `steps` order (ports per
@@ -167,7 +170,10 @@ fn ring_uniform_matches_the_shortest_path_load() {
         let hops: usize = (1..n).map(|j| j.min(n - j)).sum();
         let expect = hops as f64 / (n - 1) as f64 / 2.0;
         let exact = routing_bound_exact(&topo, &demand, LpSolver::default()).unwrap();
-        assert!(close(exact.max_load, expect), "n={n}: {exact:?} vs {expect}");
+        assert!(
+            close(exact.max_load, expect),
+            "n={n}: {exact:?} vs {expect}"
+        );
         assert!(close(exact.throughput, 1.0 / expect));
         assert_eq!(exact.kind, BoundKind::Exact);
         let approx = routing_bound_approx(&topo, &demand, &ApproxOptions::default()).unwrap();
