@@ -3,6 +3,7 @@
 //! Data flows one way: problem file → topology → routing + traffic → simulator → metrics →
 //! search → export. See `docs/architecture.md`.
 
+pub mod bounds;
 pub mod cli;
 pub mod error;
 pub mod export;

@@ -8,9 +8,11 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
+use crate::bounds::{BoundKind, routing_bound, terminal_load};
 use crate::export::plot::{Series, line_plot};
 use crate::problem::{LoadedProblem, prefix_field};
 use crate::routing::build_routing;
+use crate::routing::table::load::RouterDemand;
 use crate::sim::{self, LoadPoint, SimParams};
 use crate::topology::Topology;
 use crate::traffic::Traffic;
@@ -34,6 +36,10 @@ pub struct SimulateArgs {
     /// Override the problem file's seed.
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Skip the routing throughput bound (an LP up to 64 routers, an approximation above; see
+    /// docs/bounds.md) and the `bound` / `fraction_of_bound` outputs.
+    #[arg(long)]
+    pub no_bound: bool,
 }
 
 /// Everything a simulation needs, built from a problem file.
@@ -99,8 +105,62 @@ struct Report<'a> {
     routing: String,
     seed: u64,
     simulation: &'a SimParams,
-    points: &'a [LoadPoint],
+    points: Vec<PointReport<'a>>,
     saturation_throughput: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bound: Option<BoundReport>,
+}
+
+/// A load point with its share of the throughput bound (fields absent with `--no-bound`).
+#[derive(Serialize)]
+struct PointReport<'a> {
+    #[serde(flatten)]
+    point: &'a LoadPoint,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bound_throughput: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fraction_of_bound: Option<f64>,
+}
+
+/// The routing bound for class 0 (see docs/bounds.md).
+#[derive(Serialize)]
+struct BoundReport {
+    /// Lower bound on the max channel utilisation (network or terminal) at the class's nominal
+    /// load.
+    max_load: f64,
+    /// Upper bound on the accepted throughput, flits per terminal per cycle (`nominal_load /
+    /// max_load`); null when class 0 sends nothing across the network.
+    throughput: Option<f64>,
+    kind: BoundKind,
+    method: String,
+    /// Seconds the bound took.
+    seconds: f64,
+}
+
+/// Routing bound of traffic class 0 in the units of `accepted`. The traffic matrix is at the
+/// class's nominal load, so the bound's `max_load` is the utilisation at that load and the
+/// load where saturation becomes unavoidable is `nominal_load / max_load`.
+fn throughput_bound(setup: &Setup) -> Result<BoundReport> {
+    let start = std::time::Instant::now();
+    let matrix = setup.traffic.traffic_matrix(0);
+    let demand = RouterDemand::from_terminal_matrix(&setup.topo, &matrix);
+    let b = routing_bound(&setup.topo, &demand)?;
+    // Injection and ejection links are channels too; they bind when terminals are slower
+    // than the network (as on problems/dragonfly-1056-ur.toml).
+    let terminal = terminal_load(&setup.topo, &matrix);
+    let (max_load, kind, method) = if terminal > b.max_load {
+        (terminal, BoundKind::Exact, "terminal channels".to_string())
+    } else {
+        (b.max_load, b.kind, b.method)
+    };
+    let throughput = setup.traffic.nominal_load(0) / max_load;
+    Ok(BoundReport {
+        max_load,
+        throughput: throughput.is_finite().then_some(throughput),
+        kind,
+        method,
+        seconds: start.elapsed().as_secs_f64(),
+    })
 }
 
 /// `FROM:TO:STEP`, inclusive of TO (within rounding).
@@ -141,6 +201,20 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
         }
         (None, None) => vec![setup.traffic.nominal_load(0)],
     };
+    // Once per command, before the sweep: it does not depend on the offered load.
+    let bound = if args.no_bound {
+        None
+    } else {
+        match throughput_bound(&setup) {
+            Ok(b) => Some(b),
+            Err(e) => {
+                // The bound is extra information: say why it is missing, keep simulating.
+                eprintln!("warning: no throughput bound: {e}");
+                None
+            }
+        }
+    };
+    let bound_throughput = bound.as_ref().and_then(|b| b.throughput);
     let bar = ProgressBar::new(loads.len() as u64);
     bar.set_style(
         ProgressStyle::with_template("simulating [{bar:30}] {pos}/{len} loads, {elapsed} elapsed")
@@ -184,8 +258,16 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
             routing: setup.routing.name(),
             seed: setup.seed,
             simulation: &setup.params,
-            points: &points,
+            points: points
+                .iter()
+                .map(|p| PointReport {
+                    point: p,
+                    bound_throughput,
+                    fraction_of_bound: bound_throughput.map(|b| p.accepted / b),
+                })
+                .collect(),
             saturation_throughput: saturation,
+            bound,
         };
         serde_json::to_writer_pretty(&mut out, &report)?;
         writeln!(out)?;
@@ -233,6 +315,26 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
     match saturation {
         Some(s) => writeln!(out, "saturation throughput ≈ {s:.4} flits/terminal/cycle")?,
         None => writeln!(out, "no load point saturated")?,
+    }
+    if let Some(b) = &bound {
+        let kind = match b.kind {
+            BoundKind::Exact => "exact".to_string(),
+            BoundKind::Approximate { gap } => format!("within {:.1}%", 100.0 * gap),
+        };
+        match b.throughput {
+            Some(t) => {
+                let best = points.iter().map(|p| p.accepted).fold(0.0, f64::max);
+                writeln!(
+                    out,
+                    "throughput bound ≤ {t:.4} flits/terminal/cycle ({}, {kind}, {:.2} s); \
+                     best accepted = {:.1}% of it",
+                    b.method,
+                    b.seconds,
+                    100.0 * best / t
+                )?
+            }
+            None => writeln!(out, "throughput bound: no traffic crosses the network")?,
+        }
     }
     Ok(())
 }

@@ -1,0 +1,230 @@
+//! Throughput bounds: how much load any routing (or any choice among given candidate paths)
+//! can carry before some channel saturates. See docs/bounds.md.
+//!
+//! * [`candidate_bound`]: LP relaxation of "pick one candidate path per router pair" — the
+//!   best any (fractional) mix of the candidates can do; a lower bound on the max channel load
+//!   of every routing table built from the candidates.
+//! * [`routing_bound`]: min-congestion multicommodity flow over all paths — a lower bound on
+//!   the max channel load of every routing whatsoever. Exact LP up to [`EXACT_ROUTER_LIMIT`]
+//!   routers, above it the Garg–Könemann / Fleischer approximation with a certified gap.
+//!
+//! Units: a [`RouterDemand`] is in flits per cycle; channel load is flits per cycle divided by
+//! the channel's bandwidth (utilisation), exactly as in [`crate::routing::table::load`].
+
+mod lp;
+mod mcf;
+#[cfg(test)]
+mod tests;
+
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::routing::table::load::RouterDemand;
+use crate::routing::table::{CandidateSet, pair_of};
+use crate::topology::Topology;
+use crate::topology::model::Endpoint;
+
+pub use lp::{LpSolver, candidate_bound_with, routing_bound_exact};
+pub use mcf::{ApproxOptions, routing_bound_approx};
+
+/// Largest router count [`routing_bound`] solves exactly. The edge LP has (sources × channels)
+/// variables; measured with the default solver (docs/bounds.md) it takes about a second at
+/// 64 routers (4x4x4 mesh) and grows roughly cubically, so larger networks use the
+/// approximation, whose certified gap is reported instead.
+pub const EXACT_ROUTER_LIMIT: usize = 64;
+
+/// How good a bound is.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum BoundKind {
+    /// The LP optimum (to the solver's tolerance, about 1e-7 relative).
+    Exact,
+    /// `max_load` is a certified lower bound on the optimum (a dual solution), and a routing
+    /// with max load `max_load * (1 + gap)` was found, so the optimum lies in
+    /// `[max_load, max_load * (1 + gap)]`.
+    Approximate { gap: f64 },
+}
+
+/// A lower bound on the max channel load for a demand, and the throughput it implies.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Bound {
+    /// Lower bound on the max channel utilisation any admissible routing must reach for the
+    /// given demand (0 when there is no inter-router demand).
+    pub max_load: f64,
+    /// `1 / max_load`: the factor by which the demand can be scaled before saturation is
+    /// unavoidable (an upper bound on the achievable throughput per unit of demand; infinite
+    /// without demand).
+    pub throughput: f64,
+    pub kind: BoundKind,
+    /// Which LP or algorithm and solver produced it, e.g. `routing LP (microlp)`.
+    pub method: String,
+}
+
+impl Bound {
+    fn new(max_load: f64, kind: BoundKind, method: impl Into<String>) -> Self {
+        Bound {
+            max_load,
+            throughput: if max_load > 0.0 {
+                1.0 / max_load
+            } else {
+                f64::INFINITY
+            },
+            kind,
+            method: method.into(),
+        }
+    }
+}
+
+/// LP relaxation of choosing one candidate path per pair: see [`candidate_bound_with`]; uses
+/// the default solver.
+pub fn candidate_bound(
+    topo: &Topology,
+    cands: &CandidateSet,
+    demand: &RouterDemand,
+) -> Result<Bound> {
+    candidate_bound_with(topo, cands, demand, LpSolver::default())
+}
+
+/// Min-congestion routing over all paths: the exact LP up to [`EXACT_ROUTER_LIMIT`] routers,
+/// the approximation (default [`ApproxOptions`]) above.
+pub fn routing_bound(topo: &Topology, demand: &RouterDemand) -> Result<Bound> {
+    if topo.num_routers() <= EXACT_ROUTER_LIMIT {
+        routing_bound_exact(topo, demand, LpSolver::default())
+    } else {
+        routing_bound_approx(topo, demand, &ApproxOptions::default())
+    }
+}
+
+/// Largest utilisation of a terminal channel (injection: a terminal's row sum, ejection: its
+/// column sum, over the link's bandwidth) for a terminal matrix in flits per cycle. No routing
+/// can avoid these loads, so `max(this, routing bound)` is still a lower bound on the max
+/// channel load; it binds when terminal links are slower than the network can deliver.
+pub fn terminal_load(topo: &Topology, matrix: &[Vec<f64>]) -> f64 {
+    let mut ejected = vec![0.0; topo.num_terminals()];
+    let mut worst: f64 = 0.0;
+    for (s, row) in matrix.iter().enumerate().take(topo.num_terminals()) {
+        let injected: f64 = row.iter().sum();
+        worst = worst.max(injected / topo.links[topo.terminals[s].link].params.bandwidth);
+        for (d, &r) in row.iter().enumerate().take(ejected.len()) {
+            ejected[d] += r;
+        }
+    }
+    for (t, e) in topo.terminals.iter().zip(ejected) {
+        worst = worst.max(e / topo.links[t.link].params.bandwidth);
+    }
+    worst
+}
+
+/// A router-to-router channel.
+#[derive(Clone, Copy, Debug)]
+struct Chan {
+    from: usize,
+    to: usize,
+    /// Flits per cycle.
+    cap: f64,
+}
+
+/// The directed router graph the flow problems run on: network channels only (terminal
+/// channels carry no router-to-router traffic; self-loops never help a flow).
+struct Network {
+    n: usize,
+    chans: Vec<Chan>,
+    /// Indices into `chans` leaving each router.
+    out: Vec<Vec<usize>>,
+}
+
+impl Network {
+    fn new(topo: &Topology) -> Self {
+        let n = topo.num_routers();
+        let mut chans = Vec::new();
+        let mut out = vec![Vec::new(); n];
+        for c in 0..2 * topo.links.len() {
+            if let (Endpoint::Router { router: a, .. }, Endpoint::Router { router: b, .. }) =
+                topo.channel_ends(c)
+                && a != b
+            {
+                out[a].push(chans.len());
+                chans.push(Chan {
+                    from: a,
+                    to: b,
+                    cap: topo.links[c / 2].params.bandwidth,
+                });
+            }
+        }
+        Network { n, chans, out }
+    }
+
+    /// Routers reachable from `s` (BFS).
+    fn reachable(&self, s: usize) -> Vec<bool> {
+        let mut seen = vec![false; self.n];
+        seen[s] = true;
+        let mut stack = vec![s];
+        while let Some(v) = stack.pop() {
+            for &e in &self.out[v] {
+                let w = self.chans[e].to;
+                if !seen[w] {
+                    seen[w] = true;
+                    stack.push(w);
+                }
+            }
+        }
+        seen
+    }
+}
+
+/// Demand per source router: `(destination, flits per cycle)` with positive rate.
+fn demand_by_source(demand: &RouterDemand) -> Vec<Vec<(usize, f64)>> {
+    let n = demand.num_routers;
+    let mut by = vec![Vec::new(); n];
+    for (pair, &d) in demand.demand.iter().enumerate() {
+        if d > 0.0 {
+            let (s, t) = pair_of(n, pair);
+            by[s].push((t, d));
+        }
+    }
+    by
+}
+
+/// Checks that the demand fits the topology, is finite and non-negative, and that every pair
+/// with demand is connected (otherwise no routing exists and the bound is infinite).
+fn check_demand(topo: &Topology, net: &Network, demand: &RouterDemand) -> Result<()> {
+    let n = topo.num_routers();
+    if demand.num_routers != n || demand.demand.len() != n * n.saturating_sub(1) {
+        return Err(Error::field(
+            "demand",
+            format!(
+                "{} entries for {} routers but the topology has {n} routers ({} pairs)",
+                demand.demand.len(),
+                demand.num_routers,
+                n * n.saturating_sub(1)
+            ),
+        ));
+    }
+    if let Some(i) = demand
+        .demand
+        .iter()
+        .position(|d| !(d.is_finite() && *d >= 0.0))
+    {
+        let (s, t) = pair_of(n, i);
+        return Err(Error::field(
+            format!("demand[{s} -> {t}]"),
+            format!(
+                "must be a finite non-negative rate (got {})",
+                demand.demand[i]
+            ),
+        ));
+    }
+    for (s, dests) in demand_by_source(demand).iter().enumerate() {
+        if dests.is_empty() {
+            continue;
+        }
+        let seen = net.reachable(s);
+        if let Some(&(t, _)) = dests.iter().find(|&&(t, _)| !seen[t]) {
+            return Err(Error::field(
+                format!("demand[{s} -> {t}]"),
+                "router is unreachable, so no routing can carry this demand",
+            ));
+        }
+    }
+    Ok(())
+}
