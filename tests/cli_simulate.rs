@@ -165,3 +165,30 @@ fn bench_reports_cycles_per_second() {
     assert!(cases[0]["cycles_per_s"].as_f64().unwrap() > 0.0);
     assert!(cases[0]["flit_hops_per_s"].as_f64().unwrap() > 0.0);
 }
+
+#[test]
+fn simulate_reports_the_fraction_of_the_routing_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = small_problem(dir.path(), "");
+    let v = json(&["simulate", &p, "--sweep", "0.1:0.9:0.8", "--json"]);
+    // Uniform on a 4x4 mesh: the bisection carries 16/15 flits per cycle per flit/terminal,
+    // so the throughput bound is 15/16 flits/terminal/cycle, computed exactly by the LP.
+    let bound = &v["bound"];
+    assert_eq!(bound["kind"]["type"], "exact", "{bound}");
+    let t = bound["throughput"].as_f64().unwrap();
+    assert!((t - 15.0 / 16.0).abs() < 1e-5, "{t}");
+    assert!((bound["max_load"].as_f64().unwrap() - 0.1 * 16.0 / 15.0).abs() < 1e-6);
+    for point in v["points"].as_array().unwrap() {
+        let accepted = point["accepted"].as_f64().unwrap();
+        assert_eq!(point["bound_throughput"].as_f64().unwrap(), t);
+        let fraction = point["fraction_of_bound"].as_f64().unwrap();
+        assert!((fraction - accepted / t).abs() < 1e-12);
+        assert!(fraction < 1.0, "{fraction}");
+    }
+    let v = json(&["simulate", &p, "--json", "--no-bound"]);
+    assert!(v.get("bound").is_none());
+    assert!(v["points"][0].get("fraction_of_bound").is_none());
+    let out = fabricopt(&["simulate", &p]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("throughput bound ≤ 0.9375"), "{text}");
+}
