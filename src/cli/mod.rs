@@ -3,6 +3,7 @@
 pub mod bench;
 mod hypervolume;
 pub mod routes;
+mod routes_evolve;
 pub mod search;
 mod search_exanest;
 pub mod simulate;

@@ -28,6 +28,9 @@ pub struct RoutesArgs {
 pub enum RoutesCommand {
     /// Write a routing table as JSON, a per-router CSV, a path list or InfiniBand LFTs.
     Export(ExportArgs),
+    /// Evolve a routing table for the problem's traffic (GA), simulate it, compare it with
+    /// DOR and the LP bounds, and export it.
+    Evolve(super::routes_evolve::EvolveArgs),
 }
 
 #[derive(Args, Debug)]
@@ -60,6 +63,7 @@ pub enum Format {
 pub fn run(args: &RoutesArgs) -> Result<()> {
     match &args.command {
         RoutesCommand::Export(a) => export(a),
+        RoutesCommand::Evolve(a) => super::routes_evolve::run_evolve(a),
     }
 }
 
