@@ -128,7 +128,10 @@ fn integral_bound(topo: &Topology, demand: &RouterDemand, b: &Bound) -> Bound {
         return b.clone();
     }
     let unit = rates[0] / bandwidths[0];
-    let rounded = unit * (b.max_load / unit - 1e-9).ceil();
+    // The LP solver is accurate to about 1e-7 relative: do not round up a value that is a
+    // whole number of flows within that.
+    let flows = b.max_load / unit;
+    let rounded = unit * (flows - 1e-6 * flows.max(1.0)).ceil();
     Bound {
         max_load: rounded.max(b.max_load),
         throughput: 1.0 / rounded.max(b.max_load),
@@ -247,7 +250,9 @@ pub fn run_evolve(args: &EvolveArgs) -> Result<()> {
     if cfg.simulate_elite > 0 {
         for g in &elite {
             let routing = table_routing(problem.table(g))?;
-            elite_sims.push(simulate(&topo, &routing, &traffic, &params, p.seed, &loads)?);
+            elite_sims.push(simulate(
+                &topo, &routing, &traffic, &params, p.seed, &loads,
+            )?);
         }
         best_index = (0..elite.len())
             .min_by(|&a, &b| {
@@ -291,10 +296,13 @@ pub fn run_evolve(args: &EvolveArgs) -> Result<()> {
     let (bound, bound_exact, bound_method) = combine(&round(&cand_bounds), cfg.aggregate);
     let (any_bound, any_exact, any_method) = combine(&round(&all_bounds), cfg.aggregate);
 
-    let baseline_cfg = p.routing.clone().unwrap_or_else(|| crate::routing::RoutingConfig {
-        algorithm: "dor".into(),
-        ..Default::default()
-    });
+    let baseline_cfg = p
+        .routing
+        .clone()
+        .unwrap_or_else(|| crate::routing::RoutingConfig {
+            algorithm: "dor".into(),
+            ..Default::default()
+        });
     let baseline = build_routing(&baseline_cfg, &topo, params.num_vcs).map_err(in_file)?;
     let baseline_sim = simulate(&topo, baseline.as_ref(), &traffic, &params, p.seed, &loads)?;
     let best_sim = if cfg.simulate_elite > 0 {

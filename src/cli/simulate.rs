@@ -40,6 +40,11 @@ pub struct SimulateArgs {
     /// docs/bounds.md) and the `bound` / `fraction_of_bound` outputs.
     #[arg(long)]
     pub no_bound: bool,
+    /// Compare routings on the same topology and traffic instead of the file's [routing]:
+    /// algorithm names, or `table:FILE.json` for a routes JSON file (relative to the current
+    /// directory); one curve each in `--plot`.
+    #[arg(long, value_delimiter = ',', value_name = "ALG,...")]
+    pub compare: Vec<String>,
 }
 
 /// Everything a simulation needs, built from a problem file.
@@ -187,6 +192,110 @@ pub fn parse_sweep(text: &str) -> Result<Vec<f64>> {
     Ok((0..count).map(|i| from + i as f64 * step).collect())
 }
 
+/// `--compare`: one sweep per routing, a summary table (or JSON) and one plot.
+fn run_compare(args: &SimulateArgs, setup: &Setup, loads: &[f64]) -> Result<()> {
+    let mut results = Vec::new();
+    for entry in &args.compare {
+        let cfg = match entry.strip_prefix("table:") {
+            Some(file) => crate::routing::RoutingConfig {
+                algorithm: "table".into(),
+                table: Some(PathBuf::from(file)),
+                ..Default::default()
+            },
+            None => crate::routing::RoutingConfig {
+                algorithm: entry.clone(),
+                ..Default::default()
+            },
+        };
+        let routing = build_routing(&cfg, &setup.topo, setup.params.num_vcs)
+            .with_context(|| format!("--compare {entry}"))?;
+        let points = sim::sweep(
+            &setup.topo,
+            routing.as_ref(),
+            &setup.traffic,
+            &setup.params,
+            setup.seed,
+            loads,
+            &|| {},
+        )?;
+        results.push((entry.clone(), points));
+    }
+    if let Some(path) = &args.plot {
+        let series: Vec<Series> = results
+            .iter()
+            .map(|(label, points)| Series {
+                label,
+                points: points
+                    .iter()
+                    .filter(|p| !p.saturated)
+                    .map(|p| (p.offered, p.latency_avg))
+                    .collect(),
+            })
+            .collect();
+        line_plot(
+            path,
+            &setup.name,
+            "offered load (flits/terminal/cycle)",
+            "average packet latency (cycles)",
+            &series,
+        )?;
+        eprintln!("wrote {}", path.display());
+    }
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        let v: Vec<serde_json::Value> = results
+            .iter()
+            .map(|(label, points)| {
+                serde_json::json!({
+                    "routing": label,
+                    "saturation_throughput": sim::saturation_throughput(points),
+                    "points": points,
+                })
+            })
+            .collect();
+        serde_json::to_writer_pretty(
+            &mut out,
+            &serde_json::json!({"problem": setup.name, "routings": v}),
+        )?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "{}: average latency (cycles) per offered load; * = saturated",
+        setup.name
+    )?;
+    write!(out, "{:>7}", "load")?;
+    for (label, _) in &results {
+        write!(out, " {:>14}", truncate(label, 14))?;
+    }
+    writeln!(out)?;
+    for (i, load) in loads.iter().enumerate() {
+        write!(out, "{load:>7.3}")?;
+        for (_, points) in &results {
+            let p = &points[i];
+            let mark = if p.saturated { "*" } else { " " };
+            write!(out, " {:>13.1}{mark}", p.latency_avg)?;
+        }
+        writeln!(out)?;
+    }
+    write!(out, "{:>7}", "sat.")?;
+    for (_, points) in &results {
+        match sim::saturation_throughput(points) {
+            Some(t) => write!(out, " {t:>14.4}")?,
+            None => write!(out, " {:>14}", "-")?,
+        }
+    }
+    writeln!(out)?;
+    Ok(())
+}
+
+/// The last `width` characters (file names are most telling at the end).
+fn truncate(text: &str, width: usize) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    chars[chars.len().saturating_sub(width)..].iter().collect()
+}
+
 pub fn run(args: &SimulateArgs) -> Result<()> {
     let setup = Setup::load(&args.problem, args.seed)?;
     let loads = match (&args.sweep, args.load) {
@@ -201,6 +310,9 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
         }
         (None, None) => vec![setup.traffic.nominal_load(0)],
     };
+    if !args.compare.is_empty() {
+        return run_compare(args, &setup, &loads);
+    }
     // Once per command, before the sweep: it does not depend on the offered load.
     let bound = if args.no_bound {
         None
