@@ -221,25 +221,11 @@ fn run_compare(args: &SimulateArgs, setup: &Setup, loads: &[f64]) -> Result<()> 
         results.push((entry.clone(), points));
     }
     if let Some(path) = &args.plot {
-        let series: Vec<Series> = results
+        let curves: Vec<(&str, &[LoadPoint])> = results
             .iter()
-            .map(|(label, points)| Series {
-                label,
-                points: points
-                    .iter()
-                    .filter(|p| !p.saturated)
-                    .map(|p| (p.offered, p.latency_avg))
-                    .collect(),
-            })
+            .map(|(label, points)| (label.as_str(), points.as_slice()))
             .collect();
-        line_plot(
-            path,
-            &setup.name,
-            "offered load (flits/terminal/cycle)",
-            "average packet latency (cycles)",
-            &series,
-        )?;
-        eprintln!("wrote {}", path.display());
+        latency_plot(path, &setup.name, &curves)?;
     }
     let mut out = std::io::stdout().lock();
     if args.json {
@@ -287,6 +273,30 @@ fn run_compare(args: &SimulateArgs, setup: &Setup, loads: &[f64]) -> Result<()> 
         }
     }
     writeln!(out)?;
+    Ok(())
+}
+
+/// Latency against offered load, one curve per routing (saturated points left out).
+fn latency_plot(path: &Path, title: &str, curves: &[(&str, &[LoadPoint])]) -> Result<()> {
+    let series: Vec<Series> = curves
+        .iter()
+        .map(|(label, points)| Series {
+            label,
+            points: points
+                .iter()
+                .filter(|p| !p.saturated)
+                .map(|p| (p.offered, p.latency_avg))
+                .collect(),
+        })
+        .collect();
+    line_plot(
+        path,
+        title,
+        "offered load (flits/terminal/cycle)",
+        "average packet latency (cycles)",
+        &series,
+    )?;
+    eprintln!("wrote {}", path.display());
     Ok(())
 }
 
@@ -345,22 +355,12 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
     bar.finish_and_clear();
     let saturation = sim::saturation_throughput(&points);
     if let Some(path) = &args.plot {
-        let series = [Series {
-            label: &setup.routing.name(),
-            points: points
-                .iter()
-                .filter(|p| !p.saturated)
-                .map(|p| (p.offered, p.latency_avg))
-                .collect(),
-        }];
-        line_plot(
+        let name = setup.routing.name();
+        latency_plot(
             path,
-            &format!("{} — {}", setup.name, setup.routing.name()),
-            "offered load (flits/terminal/cycle)",
-            "average packet latency (cycles)",
-            &series,
+            &format!("{} — {name}", setup.name),
+            &[(name.as_str(), &points)],
         )?;
-        eprintln!("wrote {}", path.display());
     }
     let mut out = std::io::stdout().lock();
     if args.json {
