@@ -33,6 +33,7 @@ fn evolve_transpose_reports_loads_bounds_and_exports() {
     assert_eq!(v["bound_kind"], "exact");
     assert!(v["bound_lp_relaxation"].as_f64().unwrap() <= bound + 1e-9);
     assert!(v["routing_bound"].as_f64().unwrap() <= bound + 1e-9);
+    assert!(v["deadlock_free_alone"].is_boolean());
     // The evolved table is simulated and does not saturate where DOR does (load 0.2).
     assert_eq!(v["simulated"][0]["saturated"], false);
     assert_eq!(v["baseline_simulated"][0]["saturated"], true);

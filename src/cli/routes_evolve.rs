@@ -311,6 +311,10 @@ pub fn run_evolve(args: &EvolveArgs) -> Result<()> {
         Vec::new()
     };
 
+    // On its own (one VC, no hierarchy) the table is deadlock-free iff its channel
+    // dependencies are acyclic; the hierarchy makes it safe either way.
+    let cycle = crate::routing::table::deps::is_deadlock_free_single_vc(&topo, &best_table).err();
+
     // Exports of the best table.
     std::fs::create_dir_all(&out_dir).map_err(|e| crate::Error::io(&out_dir, e))?;
     let mut meta = TableMetadata {
@@ -362,6 +366,8 @@ pub fn run_evolve(args: &EvolveArgs) -> Result<()> {
         "routing_bound": any_bound,
         "routing_bound_kind": kind(any_exact),
         "routing_bound_method": any_method,
+        "deadlock_free_alone": cycle.is_none(),
+        "dependency_cycle": cycle.as_ref().map(|c| c.iter().map(|vc| vc.channel).collect::<Vec<_>>()),
         "simulated_loads": loads,
         "simulated": best_sim,
         "baseline_simulated": baseline_sim,
@@ -400,6 +406,19 @@ pub fn run_evolve(args: &EvolveArgs) -> Result<()> {
         "lower bound over all single-path routings: {any_bound:.4} ({}, {any_method}; LP relaxation {any_lp_bound:.4})",
         kind(any_exact)
     )?;
+    match &cycle {
+        None => writeln!(
+            out,
+            "the evolved table alone (one VC) has no cyclic channel dependency"
+        )?,
+        Some(c) => writeln!(
+            out,
+            "the evolved table alone has a cyclic channel dependency through {} channels ({:?}...); \
+             the VC hierarchy keeps it deadlock-free",
+            c.len(),
+            c.iter().take(6).map(|vc| vc.channel).collect::<Vec<_>>()
+        )?,
+    }
     for (label, sims) in [("evolved", &best_sim), ("baseline", &baseline_sim)] {
         for s in sims.iter() {
             writeln!(
