@@ -190,6 +190,8 @@ pub fn run_evolve(args: &EvolveArgs) -> Result<()> {
         &CandidateOptions {
             bits: cfg.bits,
             seed: p.seed,
+            // Consider as many k-shortest paths as there are candidate slots.
+            yen_k: 1 << cfg.bits,
             ..CandidateOptions::default()
         },
     )
