@@ -228,3 +228,31 @@ fn check_demand(topo: &Topology, net: &Network, demand: &RouterDemand) -> Result
     }
     Ok(())
 }
+
+/// When every flow has the same rate and every router link the same bandwidth, a single-path
+/// table loads each channel with a whole number of flows, so a lower bound `b` rounds up to
+/// the next multiple of one flow's utilisation (integrality).
+pub fn single_path_bound(topo: &Topology, demand: &RouterDemand, b: &Bound) -> Bound {
+    let rates: Vec<f64> = demand.demand.iter().copied().filter(|&d| d > 0.0).collect();
+    let bandwidths: Vec<f64> = topo
+        .links
+        .iter()
+        .filter(|l| l.kind != crate::topology::model::LinkKind::Terminal)
+        .map(|l| l.params.bandwidth)
+        .collect();
+    let same = |v: &[f64]| v.iter().all(|x| (x - v[0]).abs() <= 1e-12 * v[0].abs());
+    if rates.is_empty() || bandwidths.is_empty() || !same(&rates) || !same(&bandwidths) {
+        return b.clone();
+    }
+    let unit = rates[0] / bandwidths[0];
+    // The LP solver is accurate to about 1e-7 relative: do not round up a value that is a
+    // whole number of flows within that.
+    let flows = b.max_load / unit;
+    let rounded = unit * (flows - 1e-6 * flows.max(1.0)).ceil();
+    Bound {
+        max_load: rounded.max(b.max_load),
+        throughput: 1.0 / rounded.max(b.max_load),
+        kind: b.kind,
+        method: format!("{} rounded up to whole flows", b.method),
+    }
+}

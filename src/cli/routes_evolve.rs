@@ -9,7 +9,7 @@ use anyhow::{Result, bail};
 use clap::Args;
 use serde_json::{Value, json};
 
-use crate::bounds::{Bound, BoundKind, candidate_bound, routing_bound};
+use crate::bounds::{Bound, BoundKind, candidate_bound, routing_bound, single_path_bound};
 use crate::export::routes::{RoutesFormat, write_routes};
 use crate::problem::{LoadedProblem, prefix_field};
 use crate::routing::table::candidates::{CandidateOptions, generate_candidates};
@@ -112,44 +112,11 @@ fn simulate(
         .collect()
 }
 
-/// When every flow has the same rate and every router link the same bandwidth, a single-path
-/// table loads each channel with a whole number of flows, so a lower bound `b` rounds up to
-/// the next multiple of one flow's utilisation (integrality).
-fn integral_bound(topo: &Topology, demand: &RouterDemand, b: &Bound) -> Bound {
-    let rates: Vec<f64> = demand.demand.iter().copied().filter(|&d| d > 0.0).collect();
-    let bandwidths: Vec<f64> = topo
-        .links
-        .iter()
-        .filter(|l| l.kind != crate::topology::model::LinkKind::Terminal)
-        .map(|l| l.params.bandwidth)
-        .collect();
-    let same = |v: &[f64]| v.iter().all(|x| (x - v[0]).abs() <= 1e-12 * v[0].abs());
-    if rates.is_empty() || bandwidths.is_empty() || !same(&rates) || !same(&bandwidths) {
-        return b.clone();
-    }
-    let unit = rates[0] / bandwidths[0];
-    // The LP solver is accurate to about 1e-7 relative: do not round up a value that is a
-    // whole number of flows within that.
-    let flows = b.max_load / unit;
-    let rounded = unit * (flows - 1e-6 * flows.max(1.0)).ceil();
-    Bound {
-        max_load: rounded.max(b.max_load),
-        throughput: 1.0 / rounded.max(b.max_load),
-        kind: b.kind,
-        method: format!("{} rounded up to whole flows", b.method),
-    }
-}
-
 /// Per-pattern bounds combined like the fitness: the worst (or mean) of lower bounds is a
 /// lower bound of the worst (or mean) max load.
 fn combine(bounds: &[Bound], aggregate: Aggregate) -> (f64, bool, String) {
     let exact = bounds.iter().all(|b| matches!(b.kind, BoundKind::Exact));
-    let value = match aggregate {
-        Aggregate::Worst => bounds.iter().map(|b| b.max_load).fold(0.0, f64::max),
-        Aggregate::Average => {
-            bounds.iter().map(|b| b.max_load).sum::<f64>() / bounds.len().max(1) as f64
-        }
-    };
+    let value = aggregate.apply(&bounds.iter().map(|b| b.max_load).collect::<Vec<_>>());
     (value, exact, bounds[0].method.clone())
 }
 
@@ -267,12 +234,8 @@ pub fn run_evolve(args: &EvolveArgs) -> Result<()> {
     let dor_table = problem.table(&problem.dor_genome());
     let best_loads = problem.pattern_loads(&best_table);
     let dor_loads = problem.pattern_loads(&dor_table);
-    let aggregate = |l: &[f64]| match cfg.aggregate {
-        Aggregate::Worst => l.iter().copied().fold(0.0, f64::max),
-        Aggregate::Average => l.iter().sum::<f64>() / l.len() as f64,
-    };
-    let best_load = aggregate(&best_loads);
-    let dor_load = aggregate(&dor_loads);
+    let best_load = cfg.aggregate.apply(&best_loads);
+    let dor_load = cfg.aggregate.apply(&dor_loads);
 
     let cand_bounds: Vec<Bound> = problem
         .demands()
@@ -292,7 +255,7 @@ pub fn run_evolve(args: &EvolveArgs) -> Result<()> {
         bounds
             .iter()
             .zip(problem.demands())
-            .map(|(b, d)| integral_bound(&topo, d, b))
+            .map(|(b, d)| single_path_bound(&topo, d, b))
             .collect()
     };
     let (bound, bound_exact, bound_method) = combine(&round(&cand_bounds), cfg.aggregate);

@@ -90,19 +90,11 @@ pub fn build(
         return Ok(None);
     };
     let name = algorithm.name();
-    for (field, set) in [
-        ("routing.ugal_factor", cfg.ugal_factor.is_some()),
-        ("routing.ugal_bias", cfg.ugal_bias.is_some()),
-        ("routing.max_layers", cfg.max_layers.is_some()),
-        ("routing.root", cfg.root.is_some()),
-    ] {
-        if set {
-            return Err(Error::field(
-                field,
-                format!("does not apply to routing `{name}`"),
-            ));
-        }
-    }
+    super::config::reject_fields(
+        cfg,
+        name,
+        &["ugal_factor", "ugal_bias", "max_layers", "root"],
+    )?;
     Ok(Some(Box::new(CartesianRouting::new(
         algorithm, topo, num_vcs,
     )?)))

@@ -41,6 +41,47 @@ pub struct RoutingConfig {
     pub base_dir: Option<PathBuf>,
 }
 
+impl RoutingConfig {
+    /// Whether the optional field `routing.<field>` is given.
+    fn is_set(&self, field: &str) -> bool {
+        match field {
+            "ugal_factor" => self.ugal_factor.is_some(),
+            "ugal_bias" => self.ugal_bias.is_some(),
+            "max_layers" => self.max_layers.is_some(),
+            "root" => self.root.is_some(),
+            "table" => self.table.is_some(),
+            "table_mode" => self.table_mode.is_some(),
+            "table_layers" => self.table_layers.is_some(),
+            "table_vcs" => self.table_vcs.is_some(),
+            "adaptive_vcs" => self.adaptive_vcs.is_some(),
+            "escape_vcs" => self.escape_vcs.is_some(),
+            _ => unreachable!("not a [routing] field: {field}"),
+        }
+    }
+}
+
+/// Fields of the `table` algorithm only.
+pub(crate) const TABLE_FIELDS: [&str; 6] = [
+    "table",
+    "table_mode",
+    "table_layers",
+    "table_vcs",
+    "adaptive_vcs",
+    "escape_vcs",
+];
+
+/// Errors on the first of `fields` that is given although routing `algorithm` ignores it, so
+/// that a typo in a problem file is not silently dropped.
+pub(crate) fn reject_fields(cfg: &RoutingConfig, algorithm: &str, fields: &[&str]) -> Result<()> {
+    match fields.iter().find(|f| cfg.is_set(f)) {
+        Some(f) => Err(Error::field(
+            format!("routing.{f}"),
+            format!("does not apply to routing `{algorithm}`"),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// A family of algorithms: returns `Ok(None)` when the name is not one of its own.
 type Family = fn(&RoutingConfig, &Topology, usize) -> Result<Option<Box<dyn RoutingFunction>>>;
 
@@ -63,21 +104,7 @@ pub fn build_routing(
 ) -> Result<Box<dyn RoutingFunction>> {
     // The table fields are checked here rather than in every family, which predate them.
     if cfg.algorithm != "table" {
-        for (field, set) in [
-            ("routing.table", cfg.table.is_some()),
-            ("routing.table_mode", cfg.table_mode.is_some()),
-            ("routing.table_layers", cfg.table_layers.is_some()),
-            ("routing.table_vcs", cfg.table_vcs.is_some()),
-            ("routing.adaptive_vcs", cfg.adaptive_vcs.is_some()),
-            ("routing.escape_vcs", cfg.escape_vcs.is_some()),
-        ] {
-            if set {
-                return Err(Error::field(
-                    field,
-                    format!("does not apply to routing `{}`", cfg.algorithm),
-                ));
-            }
-        }
+        reject_fields(cfg, &cfg.algorithm, &TABLE_FIELDS)?;
     }
     for family in FAMILIES {
         if let Some(r) = family(cfg, topo, num_vcs)? {

@@ -116,25 +116,11 @@ pub fn build(
         return Ok(None);
     };
     let name = algorithm.name();
-    let ugal_fields = [
-        ("routing.ugal_factor", cfg.ugal_factor.is_some()),
-        ("routing.ugal_bias", cfg.ugal_bias.is_some()),
-    ];
-    let other_fields = [
-        ("routing.max_layers", cfg.max_layers.is_some()),
-        ("routing.root", cfg.root.is_some()),
-    ];
-    for (field, set) in other_fields
-        .into_iter()
-        .chain(ugal_fields.into_iter().filter(|_| !algorithm.adaptive()))
-    {
-        if set {
-            return Err(Error::field(
-                field,
-                format!("does not apply to routing `{name}`"),
-            ));
-        }
+    let mut unused = vec!["max_layers", "root"];
+    if !algorithm.adaptive() {
+        unused.extend(["ugal_factor", "ugal_bias"]);
     }
+    super::config::reject_fields(cfg, name, &unused)?;
     let factor = cfg.ugal_factor.unwrap_or(2.0);
     if !(factor.is_finite() && factor >= 0.0) {
         return Err(Error::field(

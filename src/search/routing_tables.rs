@@ -44,6 +44,17 @@ pub enum Aggregate {
     Average,
 }
 
+impl Aggregate {
+    /// Combines one value per training pattern (max loads, or lower bounds of them: the worst
+    /// or the mean of lower bounds is a lower bound of the worst or mean).
+    pub fn apply(self, values: &[f64]) -> f64 {
+        match self {
+            Aggregate::Worst => values.iter().copied().fold(0.0, f64::max),
+            Aggregate::Average => values.iter().sum::<f64>() / values.len() as f64,
+        }
+    }
+}
+
 /// Variation and fitness parameters of the routing-table GA.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -274,10 +285,54 @@ impl RoutingTableProblem {
     }
 
     fn aggregate(&self, loads: &[f64]) -> f64 {
-        match self.ops.aggregate {
-            Aggregate::Worst => loads.iter().copied().fold(0.0, f64::max),
-            Aggregate::Average => loads.iter().sum::<f64>() / loads.len() as f64,
-        }
+        self.ops.aggregate.apply(loads)
+    }
+
+    /// Max load per training pattern and the average hops of a genome. Candidate genomes use
+    /// the precomputed channels of each candidate (the GA's hot path: no table is built);
+    /// the sums run in the same order as `channel_loads` and `average_hops`, so the figures
+    /// equal those of the decoded table.
+    fn genome_loads(&self, genome: &[u8]) -> (Vec<f64>, f64) {
+        let Decoding::Candidates(_, channels) = &self.decoding else {
+            let table = self.table(genome);
+            return (
+                self.pattern_loads(&table),
+                average_hops(&table, &self.combined),
+            );
+        };
+        let chosen = |pair: usize| &channels[pair][genome[pair] as usize];
+        let mut load = vec![0.0; 2 * self.topo.links.len()];
+        let loads = self
+            .demands
+            .iter()
+            .map(|d| {
+                load.fill(0.0);
+                for (pair, &rate) in d.demand.iter().enumerate() {
+                    if rate != 0.0 {
+                        for &c in chosen(pair) {
+                            load[c] += rate;
+                        }
+                    }
+                }
+                load.iter()
+                    .enumerate()
+                    .map(|(c, l)| l / self.topo.links[c / 2].params.bandwidth)
+                    .fold(0.0, f64::max)
+            })
+            .collect();
+        let total: f64 = self.combined.demand.iter().sum();
+        let hops = if total == 0.0 {
+            0.0
+        } else {
+            self.combined
+                .demand
+                .iter()
+                .enumerate()
+                .map(|(pair, &d)| d * chosen(pair).len() as f64)
+                .sum::<f64>()
+                / total
+        };
+        (loads, hops)
     }
 
     /// Re-routes pairs off the most loaded channel (of the combined training demand) while
@@ -416,10 +471,8 @@ impl SearchProblem for RoutingTableProblem {
     }
 
     fn evaluate(&self, genome: &Vec<u8>) -> Evaluation {
-        let table = self.table(genome);
-        let loads = self.pattern_loads(&table);
+        let (loads, hops) = self.genome_loads(genome);
         let max_load = self.aggregate(&loads);
-        let hops = average_hops(&table, &self.combined);
         Evaluation {
             // Hops break ties between tables of equal maximum load.
             objectives: vec![max_load + 1e-6 * hops],

@@ -586,16 +586,11 @@ pub fn build(
     if cfg.algorithm != "table" {
         return Ok(None);
     }
-    for (field, set) in [
-        ("routing.ugal_factor", cfg.ugal_factor.is_some()),
-        ("routing.ugal_bias", cfg.ugal_bias.is_some()),
-        ("routing.max_layers", cfg.max_layers.is_some()),
-        ("routing.root", cfg.root.is_some()),
-    ] {
-        if set {
-            return Err(Error::field(field, "does not apply to routing `table`"));
-        }
-    }
+    crate::routing::config::reject_fields(
+        cfg,
+        "table",
+        &["ugal_factor", "ugal_bias", "max_layers", "root"],
+    )?;
     let Some(file) = &cfg.table else {
         return Err(Error::field(
             "routing.table",
