@@ -193,6 +193,12 @@ pub trait RoutingFunction: Send + Sync {
         _state: &mut RouteState,
     ) {
     }
+
+    /// Algorithms that learn while the network runs return a fresh per-run session here
+    /// (see [`session`]); its randomness (initial weights, exploration) flows from `seed`.
+    fn learning_session(&self, _seed: u64) -> Option<Box<dyn RoutingSession>> {
+        None
+    }
 }
 
 pub mod cartesian;
@@ -201,7 +207,9 @@ pub mod deadlock;
 pub mod dragonfly;
 pub mod layered;
 pub mod paths;
+pub mod session;
 pub mod table;
 pub mod updown;
 
 pub use config::{RoutingConfig, build_routing};
+pub use session::{CONTROL_CLASS, ControlPacket, RoutingSession, SessionHooks};

@@ -50,6 +50,8 @@ pub struct SimConfig {
     pub deadlock_cycles: Option<u64>,
     pub max_queued_packets: Option<u64>,
     pub latency_limit: Option<f64>,
+    pub pretrain_runs: Option<u32>,
+    pub timeline_window: Option<u64>,
 }
 
 /// Resolved simulation parameters.
@@ -88,6 +90,13 @@ pub struct SimParams {
     pub max_queued_packets: u64,
     /// Call a point saturated when its average latency exceeds this many cycles.
     pub latency_limit: f64,
+    /// Learned routing: whole runs of the same workload before the measured one, each going on
+    /// from what the previous one learned (the DQN thesis's "pre-training"). 0 = learn from
+    /// scratch during the measured run.
+    pub pretrain_runs: u32,
+    /// Report latency per window of this many cycles over the whole measured run, warm-up
+    /// included (how learned routing converges); 0 = no timeline.
+    pub timeline_window: u64,
 }
 
 impl SimConfig {
@@ -129,6 +138,8 @@ impl SimConfig {
             deadlock_cycles: self.deadlock_cycles.unwrap_or(20_000),
             max_queued_packets: self.max_queued_packets.unwrap_or(2_000_000),
             latency_limit: self.latency_limit.unwrap_or(f64::INFINITY),
+            pretrain_runs: self.pretrain_runs.unwrap_or(0),
+            timeline_window: self.timeline_window.unwrap_or(0),
         };
         let positive = [
             ("num_vcs", p.num_vcs as u64),

@@ -13,7 +13,7 @@ use serde::Serialize;
 
 pub use config::{AllocatorKind, SimConfig, SimParams, Switching};
 pub use engine::{Counters, DeadlockReport, DeliveredPacket, Engine, RunEnd};
-pub use stats::{ClassStats, LatencyStats};
+pub use stats::{ClassStats, LatencyStats, TimelineWindow};
 
 use crate::error::Result;
 use crate::routing::RoutingFunction;
@@ -47,6 +47,9 @@ pub struct LoadPoint {
     pub flit_hops: u64,
     pub wall_seconds: f64,
     pub counters: Counters,
+    /// Latency per `timeline_window` cycles over the measured run (when asked for).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub timeline: Vec<TimelineWindow>,
 }
 
 /// Simulates one load point (the traffic already carries its load).
@@ -59,7 +62,18 @@ pub fn simulate_point(
     load: f64,
 ) -> LoadPoint {
     let start = Instant::now();
-    let mut engine = Engine::new(topo, routing, traffic, params.clone(), seed);
+    // Pre-training: the same workload (same seed) again and again, the routing session
+    // carried from one run to the next; only the last run is measured.
+    let mut session = None;
+    for _ in 0..params.pretrain_runs {
+        let mut engine = engine_for(topo, routing, session.take(), &traffic, params, seed);
+        engine.run();
+        session = Some(engine.into_session());
+    }
+    let mut engine = engine_for(topo, routing, session, &traffic, params, seed);
+    if params.timeline_window > 0 {
+        engine.enable_timeline(params.timeline_window);
+    }
     let end = engine.run();
     let wall_seconds = start.elapsed().as_secs_f64();
     let (classes, all) = engine.stats.summarize(topo.num_terminals());
@@ -97,6 +111,22 @@ pub fn simulate_point(
         flit_hops: engine.counters.flit_hops,
         wall_seconds,
         counters: engine.counters.clone(),
+        timeline: engine.take_timeline(),
+    }
+}
+
+/// A fresh engine, or one that goes on with an earlier run's routing session.
+fn engine_for<'a>(
+    topo: &'a Topology,
+    routing: &'a dyn RoutingFunction,
+    session: Option<Box<dyn crate::routing::RoutingSession + 'a>>,
+    traffic: &Traffic,
+    params: &config::SimParams,
+    seed: u64,
+) -> Engine<'a> {
+    match session {
+        Some(s) => Engine::with_session(topo, s, traffic.clone(), params.clone(), seed),
+        None => Engine::new(topo, routing, traffic.clone(), params.clone(), seed),
     }
 }
 

@@ -209,6 +209,81 @@ fn latency_stats(values: &mut [u64], batch_means: &[f64]) -> LatencyStats {
     }
 }
 
+/// Latency of the packets delivered in one window of a [`Timeline`].
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TimelineWindow {
+    /// First cycle of the window.
+    pub start: u64,
+    pub packets: u64,
+    pub latency_avg: f64,
+    pub latency_p99: f64,
+    pub network_latency_avg: f64,
+    pub hops_avg: f64,
+}
+
+/// Latency per fixed window of *delivery* cycles over a whole run, warm-up included: how a
+/// learned routing converges (a packet counts in the window it arrives in, so a window never
+/// waits for packets still in flight). Empty windows are left out.
+#[derive(Clone, Debug)]
+pub struct Timeline {
+    window: u64,
+    current: u64,
+    total: Vec<u64>,
+    network_sum: u64,
+    hops: u64,
+    windows: Vec<TimelineWindow>,
+}
+
+impl Timeline {
+    /// `window` cycles per window (at least 1).
+    pub fn new(window: u64) -> Self {
+        Timeline {
+            window: window.max(1),
+            current: 0,
+            total: Vec::new(),
+            network_sum: 0,
+            hops: 0,
+            windows: Vec::new(),
+        }
+    }
+
+    pub fn delivered(&mut self, rec: &PacketRecord) {
+        let w = rec.delivered / self.window;
+        if w != self.current {
+            self.close();
+            self.current = w;
+        }
+        self.total.push(rec.delivered - rec.created);
+        self.network_sum += rec.delivered - rec.injected;
+        self.hops += u64::from(rec.hops);
+    }
+
+    fn close(&mut self) {
+        if self.total.is_empty() {
+            return;
+        }
+        let n = self.total.len() as u64;
+        let stats = latency_stats(&mut self.total, &[]);
+        self.windows.push(TimelineWindow {
+            start: self.current * self.window,
+            packets: n,
+            latency_avg: stats.avg,
+            latency_p99: stats.p99,
+            network_latency_avg: self.network_sum as f64 / n as f64,
+            hops_avg: self.hops as f64 / n as f64,
+        });
+        self.total.clear();
+        self.network_sum = 0;
+        self.hops = 0;
+    }
+
+    /// The windows, the last (possibly partial) one included.
+    pub fn finish(mut self) -> Vec<TimelineWindow> {
+        self.close();
+        self.windows
+    }
+}
+
 /// Half-width of the 95% confidence interval of the mean of `samples` (batch means).
 pub fn ci95(samples: &[f64]) -> Option<f64> {
     let b = samples.len();
@@ -233,6 +308,30 @@ mod tests {
         let half = ci95(&[1.0, 2.0, 3.0, 4.0, 5.0]).unwrap();
         assert!((half - 2.7764451 * (2.5f64 / 5.0).sqrt()).abs() < 1e-6);
         assert_eq!(ci95(&[1.0]), None);
+    }
+
+    #[test]
+    fn timeline_groups_by_delivery_window() {
+        let mut t = Timeline::new(10);
+        let rec = |created, delivered, hops| PacketRecord {
+            class: 0,
+            created,
+            injected: created + 1,
+            delivered,
+            hops,
+            flits: 1,
+        };
+        t.delivered(&rec(0, 5, 2));
+        t.delivered(&rec(2, 9, 4));
+        t.delivered(&rec(20, 31, 1));
+        let w = t.finish();
+        assert_eq!(w.len(), 2, "the empty window 10..20 is left out");
+        assert_eq!((w[0].start, w[0].packets), (0, 2));
+        assert_eq!(w[0].latency_avg, 6.0);
+        assert_eq!(w[0].latency_p99, 7.0);
+        assert_eq!(w[0].network_latency_avg, 5.0);
+        assert_eq!(w[0].hops_avg, 3.0);
+        assert_eq!((w[1].start, w[1].packets, w[1].latency_avg), (30, 1, 11.0));
     }
 
     #[test]

@@ -59,7 +59,8 @@ impl Engine<'_> {
         };
         let info = self.packet_info(flit.pkt);
         let mut state = self.packets[flit.pkt as usize].route;
-        self.routing.on_forward(&ctx, &info, chosen, vc, &mut state);
+        self.session
+            .on_forward(self.now, &ctx, &info, chosen, vc, &mut state);
         // The head will cross a router-to-router channel: one more hop taken (the routing
         // function saw the hops taken before this router).
         if !self.ports[out_port].ejection {

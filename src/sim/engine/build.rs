@@ -11,6 +11,19 @@ impl<'a> Engine<'a> {
         params: SimParams,
         seed: u64,
     ) -> Self {
+        let session = crate::routing::session::session_of(routing, seed ^ 0x1EA4_0000_5E55);
+        Self::with_session(topo, session, traffic, params, seed)
+    }
+
+    /// An engine whose routing runs as `session` (e.g. one taken from an earlier run with
+    /// [`Engine::into_session`], to go on from what it learned).
+    pub fn with_session(
+        topo: &'a Topology,
+        session: Box<dyn RoutingSession + 'a>,
+        traffic: Traffic,
+        params: SimParams,
+        seed: u64,
+    ) -> Self {
         let v = params.num_vcs;
         let net = Network::new(topo, v);
         let ports = net.num_ports();
@@ -116,7 +129,9 @@ impl<'a> Engine<'a> {
                 })
                 .collect(),
             topo,
-            routing,
+            hooks: session.hooks(),
+            session,
+            control_out: Vec::new(),
             now: 0,
             v,
             depth,
@@ -185,6 +200,7 @@ impl<'a> Engine<'a> {
             last_progress: 0,
             measured_outstanding: 0,
             log: None,
+            timeline: None,
             net,
             traffic,
             p: params,

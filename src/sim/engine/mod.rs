@@ -35,7 +35,8 @@ use super::config::{AllocatorKind, SimParams, Switching};
 use super::network::{NONE, Network, Sink};
 use super::stats::{Collector, PacketRecord};
 use crate::routing::{
-    Candidate, CongestionView, PacketInfo, RouteContext, RouteRng, RouteState, RoutingFunction,
+    CONTROL_CLASS, Candidate, CongestionView, ControlPacket, PacketInfo, RouteContext, RouteRng,
+    RouteState, RoutingFunction, RoutingSession, SessionHooks,
 };
 use crate::topology::Topology;
 use crate::traffic::{NewPacket, SourceState, Traffic};
@@ -256,13 +257,19 @@ pub struct Counters {
     pub misdelivered: u64,
     pub out_of_order: u64,
     pub dropped_at_source: u64,
+    /// Control packets (a learned routing's acks) created; included in `packets_created`.
+    pub control_packets: u64,
 }
 
 pub struct Engine<'a> {
     p: SimParams,
     net: Network,
     topo: &'a Topology,
-    routing: &'a dyn RoutingFunction,
+    /// The routing algorithm's per-run side (the function itself when it does not learn).
+    session: Box<dyn RoutingSession + 'a>,
+    hooks: SessionHooks,
+    /// Control packets the session asked for, waiting to be created.
+    control_out: Vec<ControlPacket>,
     traffic: Traffic,
     now: u64,
     v: usize,
@@ -325,6 +332,8 @@ pub struct Engine<'a> {
     measured_outstanding: u64,
     /// Every delivered packet, when enabled with [`Engine::enable_log`].
     log: Option<Vec<DeliveredPacket>>,
+    /// Latency per window of delivery cycles, when enabled with [`Engine::enable_timeline`].
+    timeline: Option<super::stats::Timeline>,
 }
 
 /// One delivered packet, as logged by [`Engine::enable_log`].
@@ -351,7 +360,7 @@ pub enum RunEnd {
     Deadlock(DeadlockReport),
 }
 
-impl Engine<'_> {
+impl<'a> Engine<'a> {
     pub fn now(&self) -> u64 {
         self.now
     }
@@ -368,9 +377,31 @@ impl Engine<'_> {
         self.total_queued
     }
 
+    /// The routing session (for inspecting what a learned algorithm learned).
+    pub fn session(&self) -> &dyn RoutingSession {
+        self.session.as_ref()
+    }
+
+    /// Ends the engine, keeping its routing session for another run.
+    pub fn into_session(self) -> Box<dyn RoutingSession + 'a> {
+        self.session
+    }
+
     /// Keeps a record of every delivered packet (tests, traces, per-pair analysis).
     pub fn enable_log(&mut self) {
         self.log.get_or_insert_with(Vec::new);
+    }
+
+    /// Records latency per window of `window` cycles from now on (see [`Timeline`]).
+    ///
+    /// [`Timeline`]: super::stats::Timeline
+    pub fn enable_timeline(&mut self, window: u64) {
+        self.timeline = Some(super::stats::Timeline::new(window));
+    }
+
+    /// The timeline's windows (empty when not enabled); ends the recording.
+    pub fn take_timeline(&mut self) -> Vec<super::stats::TimelineWindow> {
+        self.timeline.take().map(|t| t.finish()).unwrap_or_default()
     }
 
     /// The delivered packets logged so far.
@@ -456,6 +487,9 @@ impl Engine<'_> {
     /// Advances one cycle.
     pub fn step(&mut self) {
         let now = self.now;
+        if self.hooks.advance {
+            self.session.advance(now);
+        }
         let slot = (now & self.wheel_mask) as usize;
         // Credits first, so that a slot freed this cycle can be used this cycle.
         let mut credit_events = std::mem::take(&mut self.credit_wheel[slot]);
@@ -519,6 +553,10 @@ impl Engine<'_> {
             return;
         }
         let iv = (dest.first + ev.vc) as usize;
+        if self.hooks.head_arrival && ev.flit.seq() == 0 {
+            let in_port = (dest.local as usize) / self.v;
+            self.head_arrived(dest.router as usize, in_port, ev.flit.pkt);
+        }
         let ivc = self.ivs[iv];
         debug_assert!(ivc.len < self.depth, "credit protocol violated");
         if ivc.len == 0 {
@@ -571,6 +609,12 @@ impl Engine<'_> {
 
     fn front(&self, iv: usize) -> Flit {
         self.ivs[iv].front
+    }
+
+    fn head_arrived(&mut self, router: usize, in_port: usize, slot: u32) {
+        let pkt = &mut self.packets[slot as usize];
+        self.session
+            .on_head_arrival(self.now, router, in_port, &pkt.info, &mut pkt.route);
     }
 
     /// The route candidates computed for input VC `iv`.

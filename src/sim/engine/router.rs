@@ -78,8 +78,14 @@ impl Engine<'_> {
                 in_vc: self.lvc[li] as usize,
                 congestion: &congestion,
             };
-            self.routing
-                .route(&ctx, &info, &mut state, &mut self.rng, &mut self.route_out);
+            self.session.route(
+                self.now,
+                &ctx,
+                &info,
+                &mut state,
+                &mut self.rng,
+                &mut self.route_out,
+            );
         }
         self.packets[flit.pkt as usize].route = state;
         self.store_cands(iv);

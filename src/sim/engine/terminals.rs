@@ -75,6 +75,24 @@ impl Engine<'_> {
         }
         pkt.received += 1;
         let class = pkt.info.class as usize;
+        let control = pkt.info.class == CONTROL_CLASS;
+        if flit.seq() == 0 && self.hooks.head_delivered {
+            let (info, route) = (pkt.info, pkt.route);
+            self.session
+                .on_head_delivered(now, &info, &route, &mut self.control_out);
+            if !self.control_out.is_empty() {
+                self.create_control_packets();
+            }
+        }
+        let pkt = &mut self.packets[flit.pkt as usize];
+        if control {
+            if flit.is_tail() {
+                pkt.live = false;
+                self.counters.packets_delivered += 1;
+                self.free_slots.push(flit.pkt);
+            }
+            return;
+        }
         self.stats.ejected(class, now, 1);
         if flit.is_tail() {
             if flit.seq() + 1 != pkt.info.size {
@@ -103,6 +121,9 @@ impl Engine<'_> {
                     delivered: now,
                     hops: u32::from(pkt.route.hops),
                 });
+            }
+            if let Some(t) = &mut self.timeline {
+                t.delivered(&rec);
             }
             self.stats.delivered(&rec);
             self.counters.packets_delivered += 1;
@@ -135,6 +156,7 @@ impl Engine<'_> {
 
     pub(super) fn create_packet(&mut self, np: NewPacket, source: usize) {
         let class = np.class as usize;
+        debug_assert!(np.class != CONTROL_CLASS, "traffic uses the control class");
         if let Some(limit) = self.traffic.source_queue_limit(class) {
             if self.queued_per_source[source] as usize >= limit {
                 self.counters.dropped_at_source += 1;
@@ -151,7 +173,8 @@ impl Engine<'_> {
             class: np.class,
         };
         let mut route = RouteState::default();
-        self.routing.init_packet(&info, &mut route, &mut self.rng);
+        self.session
+            .init_packet(self.now, &info, &mut route, &mut self.rng);
         let packet = Packet {
             info,
             route,
@@ -160,17 +183,7 @@ impl Engine<'_> {
             received: 0,
             live: true,
         };
-        let slot = match self.free_slots.pop() {
-            Some(s) => {
-                self.packets[s as usize] = packet;
-                s
-            }
-            None => {
-                self.packets.push(packet);
-                (self.packets.len() - 1) as u32
-            }
-        };
-        self.packets[slot as usize].info.id = slot;
+        let slot = self.store_packet(packet);
         self.counters.packets_created += 1;
         self.stats.created(class, self.now, info.size);
         if self.stats.in_window(self.now) {
@@ -184,6 +197,64 @@ impl Engine<'_> {
             self.nics[t].active = true;
             self.nic_active.push(t as u32);
         }
+    }
+
+    /// Creates the control packets the session asked for: each goes to the front of its
+    /// terminal's source queue (control is not held up by queued traffic) and is counted in
+    /// no statistic but the packet and flit counters.
+    pub(super) fn create_control_packets(&mut self) {
+        let mut list = std::mem::take(&mut self.control_out);
+        for cp in list.drain(..) {
+            let info = PacketInfo {
+                id: 0,
+                src_terminal: cp.from,
+                dst_terminal: cp.to,
+                src_router: self.net.term_router[cp.from as usize],
+                dst_router: self.net.term_router[cp.to as usize],
+                size: cp.size.max(1),
+                class: CONTROL_CLASS,
+            };
+            let packet = Packet {
+                info,
+                route: cp.state,
+                created: self.now,
+                injected: 0,
+                received: 0,
+                live: true,
+            };
+            let slot = self.store_packet(packet);
+            self.counters.packets_created += 1;
+            self.counters.control_packets += 1;
+            let t = cp.from as usize;
+            // Behind a control packet already waiting, ahead of traffic.
+            let pos = self.queue[t]
+                .iter()
+                .take_while(|&&s| self.packets[s as usize].info.class == CONTROL_CLASS)
+                .count();
+            // The NIC may be sending the queue's front packet already: it left the queue.
+            self.queue[t].insert(pos, slot);
+            if !self.nics[t].active {
+                self.nics[t].active = true;
+                self.nic_active.push(t as u32);
+            }
+        }
+        self.control_out = list;
+    }
+
+    /// Puts `packet` in a free slot of the packet table and returns the slot (also its id).
+    fn store_packet(&mut self, packet: Packet) -> u32 {
+        let slot = match self.free_slots.pop() {
+            Some(s) => {
+                self.packets[s as usize] = packet;
+                s
+            }
+            None => {
+                self.packets.push(packet);
+                (self.packets.len() - 1) as u32
+            }
+        };
+        self.packets[slot as usize].info.id = slot;
+        slot
     }
 
     /// Each NIC sends at most one flit per channel period, one packet at a time.
@@ -208,7 +279,7 @@ impl Engine<'_> {
             };
             let info = self.packet_info(slot);
             let range =
-                self.routing
+                self.session
                     .injection_vcs(&info, &self.packets[slot as usize].route, self.v);
             let need = match self.p.switching {
                 Switching::Wormhole => 1,
@@ -222,8 +293,10 @@ impl Engine<'_> {
             };
             nic.rr = (vc - start + 1) % span;
             self.queue[t].pop_front();
-            self.queued_per_source[t * self.traffic.num_classes() + info.class as usize] -= 1;
-            self.total_queued -= 1;
+            if info.class != CONTROL_CLASS {
+                self.queued_per_source[t * self.traffic.num_classes() + info.class as usize] -= 1;
+                self.total_queued -= 1;
+            }
             self.packets[slot as usize].injected = now;
             (nic.pkt, nic.seq, nic.vc) = (slot, 0, vc);
         }

@@ -1,0 +1,168 @@
+//! Routing that changes while the network runs: the per-run state of learned algorithms
+//! (Q-routing, Q-adaptive, DQN-routing in `src/learn/`).
+//!
+//! A [`RoutingFunction`] is shared, read-only, by every simulation that uses it (a sweep runs
+//! its load points in parallel). An algorithm that learns asks for a [`RoutingSession`]
+//! instead ([`RoutingFunction::learning_session`]): one per simulation, owned and mutated by
+//! that simulation's engine alone, so runs stay independent and deterministic. A session
+//! also sees events a stateless function does not need: a packet's head arriving at a
+//! router's input, its head reaching the destination terminal, the passing of time (for
+//! feedback that travels without using bandwidth), and it may send control packets (acks
+//! that load the links but are not traffic). A session can be moved from one engine to the
+//! next, so that a second run starts from what the first learned ("pre-training").
+
+use std::any::Any;
+
+use super::{Candidate, PacketInfo, RouteContext, RouteRng, RouteState, RoutingFunction, VcRange};
+
+/// The traffic class of control packets: not counted in any latency or throughput statistic.
+pub const CONTROL_CLASS: u8 = u8::MAX;
+
+/// A control packet a session asks the simulator to send: created at terminal `from` (ahead
+/// of its queued traffic) for terminal `to`, with `state` as its initial routing state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ControlPacket {
+    pub from: u32,
+    pub to: u32,
+    pub size: u32,
+    pub state: RouteState,
+}
+
+/// Which optional events a session wants (asked once, when the engine is built, so that
+/// stateless routing pays nothing for them).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SessionHooks {
+    /// [`RoutingSession::on_head_arrival`].
+    pub head_arrival: bool,
+    /// [`RoutingSession::on_head_delivered`].
+    pub head_delivered: bool,
+    /// [`RoutingSession::advance`] at the start of every cycle.
+    pub advance: bool,
+}
+
+/// The per-run, mutable side of a routing algorithm (see the module documentation). The
+/// methods mirror [`RoutingFunction`]'s, with the current cycle added.
+pub trait RoutingSession: Send {
+    fn name(&self) -> String;
+
+    fn hooks(&self) -> SessionHooks {
+        SessionHooks::default()
+    }
+
+    fn init_packet(
+        &mut self,
+        now: u64,
+        pkt: &PacketInfo,
+        state: &mut RouteState,
+        rng: &mut RouteRng,
+    );
+
+    fn injection_vcs(&self, pkt: &PacketInfo, state: &RouteState, num_vcs: usize) -> VcRange;
+
+    fn route(
+        &mut self,
+        now: u64,
+        ctx: &RouteContext,
+        pkt: &PacketInfo,
+        state: &mut RouteState,
+        rng: &mut RouteRng,
+        out: &mut Vec<Candidate>,
+    );
+
+    fn on_forward(
+        &mut self,
+        now: u64,
+        ctx: &RouteContext,
+        pkt: &PacketInfo,
+        chosen: Candidate,
+        vc: usize,
+        state: &mut RouteState,
+    );
+
+    /// The head flit of a packet (control packets included) arrived at input `in_port` of
+    /// `router` (from a terminal or another router), before it is routed there.
+    fn on_head_arrival(
+        &mut self,
+        _now: u64,
+        _router: usize,
+        _in_port: usize,
+        _pkt: &PacketInfo,
+        _state: &mut RouteState,
+    ) {
+    }
+
+    /// The head flit of a packet (control packets included) reached its destination
+    /// terminal; control packets to send in response go into `control`.
+    fn on_head_delivered(
+        &mut self,
+        _now: u64,
+        _pkt: &PacketInfo,
+        _state: &RouteState,
+        _control: &mut Vec<ControlPacket>,
+    ) {
+    }
+
+    /// Called at the start of cycle `now`, before any flit moves.
+    fn advance(&mut self, _now: u64) {}
+
+    /// The concrete session, for inspection (tests, reports); `None` for stateless routing.
+    fn as_any(&self) -> Option<&dyn Any> {
+        None
+    }
+}
+
+/// A stateless routing function seen as a session (what every classical algorithm runs as).
+pub struct Stateless<'a>(pub &'a dyn RoutingFunction);
+
+impl RoutingSession for Stateless<'_> {
+    fn name(&self) -> String {
+        self.0.name()
+    }
+
+    fn init_packet(
+        &mut self,
+        _now: u64,
+        pkt: &PacketInfo,
+        state: &mut RouteState,
+        rng: &mut RouteRng,
+    ) {
+        self.0.init_packet(pkt, state, rng);
+    }
+
+    fn injection_vcs(&self, pkt: &PacketInfo, state: &RouteState, num_vcs: usize) -> VcRange {
+        self.0.injection_vcs(pkt, state, num_vcs)
+    }
+
+    fn route(
+        &mut self,
+        _now: u64,
+        ctx: &RouteContext,
+        pkt: &PacketInfo,
+        state: &mut RouteState,
+        rng: &mut RouteRng,
+        out: &mut Vec<Candidate>,
+    ) {
+        self.0.route(ctx, pkt, state, rng, out);
+    }
+
+    fn on_forward(
+        &mut self,
+        _now: u64,
+        ctx: &RouteContext,
+        pkt: &PacketInfo,
+        chosen: Candidate,
+        vc: usize,
+        state: &mut RouteState,
+    ) {
+        self.0.on_forward(ctx, pkt, chosen, vc, state);
+    }
+}
+
+/// The session a simulation of `routing` runs with: its learning session if it has one,
+/// else the function itself.
+pub fn session_of<'a>(routing: &'a dyn RoutingFunction, seed: u64) -> Box<dyn RoutingSession + 'a> {
+    match routing.learning_session(seed) {
+        Some(s) => s,
+        None => Box::new(Stateless(routing)),
+    }
+}

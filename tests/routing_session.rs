@@ -1,0 +1,219 @@
+//! The simulator's support for learned routing (src/routing/session.rs): every head arrival
+//! and delivery reaches the session, `advance` runs every cycle, control packets travel as
+//! real traffic but count in no statistic, and a session carries over to another engine.
+
+use std::any::Any;
+use std::path::Path;
+
+use fabricopt::routing::{
+    CONTROL_CLASS, Candidate, ControlPacket, PacketInfo, RouteContext, RouteRng, RouteState,
+    RoutingConfig, RoutingFunction, RoutingSession, SessionHooks, VcRange, build_routing,
+};
+use fabricopt::sim::{Engine, SimConfig};
+use fabricopt::topology::{Topology, TopologyConfig};
+use fabricopt::traffic::{Traffic, TrafficConfig};
+
+/// DOR, plus: counts events, and answers every delivered traffic packet with a 3-flit
+/// control packet back to its source.
+struct Acking {
+    inner: Box<dyn RoutingFunction>,
+    arrivals: u64,
+    delivered_heads: u64,
+    acks_delivered: u64,
+    advance_calls: u64,
+}
+
+impl Acking {
+    fn new(inner: Box<dyn RoutingFunction>) -> Self {
+        Acking {
+            inner,
+            arrivals: 0,
+            delivered_heads: 0,
+            acks_delivered: 0,
+            advance_calls: 0,
+        }
+    }
+}
+
+impl RoutingSession for Acking {
+    fn name(&self) -> String {
+        "acking".into()
+    }
+    fn hooks(&self) -> SessionHooks {
+        SessionHooks {
+            head_arrival: true,
+            head_delivered: true,
+            advance: true,
+        }
+    }
+    fn init_packet(&mut self, _: u64, p: &PacketInfo, s: &mut RouteState, r: &mut RouteRng) {
+        self.inner.init_packet(p, s, r);
+    }
+    fn injection_vcs(&self, p: &PacketInfo, s: &RouteState, v: usize) -> VcRange {
+        self.inner.injection_vcs(p, s, v)
+    }
+    fn route(
+        &mut self,
+        _: u64,
+        ctx: &RouteContext,
+        p: &PacketInfo,
+        s: &mut RouteState,
+        r: &mut RouteRng,
+        out: &mut Vec<Candidate>,
+    ) {
+        self.inner.route(ctx, p, s, r, out);
+    }
+    fn on_forward(
+        &mut self,
+        _: u64,
+        ctx: &RouteContext,
+        p: &PacketInfo,
+        c: Candidate,
+        vc: usize,
+        s: &mut RouteState,
+    ) {
+        self.inner.on_forward(ctx, p, c, vc, s);
+    }
+    fn on_head_arrival(&mut self, _: u64, _: usize, _: usize, _: &PacketInfo, _: &mut RouteState) {
+        self.arrivals += 1;
+    }
+    fn on_head_delivered(
+        &mut self,
+        _now: u64,
+        pkt: &PacketInfo,
+        _state: &RouteState,
+        control: &mut Vec<ControlPacket>,
+    ) {
+        if pkt.class == CONTROL_CLASS {
+            self.acks_delivered += 1;
+            return;
+        }
+        self.delivered_heads += 1;
+        control.push(ControlPacket {
+            from: pkt.dst_terminal,
+            to: pkt.src_terminal,
+            size: 3,
+            state: RouteState::default(),
+        });
+    }
+    fn advance(&mut self, _now: u64) {
+        self.advance_calls += 1;
+    }
+    fn as_any(&self) -> Option<&dyn Any> {
+        Some(self)
+    }
+}
+
+fn setup() -> Topology {
+    TopologyConfig::parse_spec("torus:4x4")
+        .unwrap()
+        .build(Path::new("."), 1)
+        .unwrap()
+}
+
+fn dor(t: &Topology) -> Box<dyn RoutingFunction> {
+    let cfg = RoutingConfig {
+        algorithm: "dor".into(),
+        ..RoutingConfig::default()
+    };
+    build_routing(&cfg, t, 2).unwrap()
+}
+
+fn acking<'e>(e: &'e Engine) -> &'e Acking {
+    e.session().as_any().unwrap().downcast_ref().unwrap()
+}
+
+#[test]
+fn control_packets_load_the_network_but_not_the_statistics() {
+    let t = setup();
+    let mut cfg = TrafficConfig::new("uniform", 0.2);
+    cfg.packet_size = Some(4);
+    let traffic = Traffic::build(&[cfg], &t, 7, Path::new(".")).unwrap();
+    let params = SimConfig {
+        num_vcs: Some(2),
+        warmup_cycles: Some(500),
+        measure_cycles: Some(3000),
+        ..SimConfig::default()
+    }
+    .resolve()
+    .unwrap();
+    // The same run without acks, for comparison.
+    let r = dor(&t);
+    let mut plain = Engine::new(&t, r.as_ref(), traffic.clone(), params.clone(), 5);
+    plain.run();
+    let mut e = Engine::with_session(&t, Box::new(Acking::new(dor(&t))), traffic, params, 5);
+    e.enable_log();
+    e.run();
+    let c = e.counters.clone();
+    let log = e.take_log();
+    assert!(log.iter().all(|p| p.size == 4), "acks are not logged");
+    let s = acking(&e);
+    assert!(c.control_packets > 1000, "{}", c.control_packets);
+    assert_eq!(
+        c.control_packets, s.delivered_heads,
+        "one ack per delivered head"
+    );
+    assert!(s.acks_delivered <= c.control_packets && s.acks_delivered + 100 > c.control_packets);
+    assert_eq!(s.advance_calls, e.now());
+    assert_eq!(c.flits_injected, c.flits_ejected + e.flits_in_network());
+    assert_eq!(c.misdelivered, 0);
+    assert_eq!(c.out_of_order, 0);
+    // The same traffic (same seed) was offered and measured; acks only add load.
+    let (_, with_acks) = e.stats.summarize(t.num_terminals());
+    let (_, without) = plain.stats.summarize(t.num_terminals());
+    assert_eq!(with_acks.offered, without.offered);
+    assert_eq!(with_acks.packets, without.packets);
+    assert!(
+        with_acks.latency.avg > without.latency.avg,
+        "acks share the links: {} vs {}",
+        with_acks.latency.avg,
+        without.latency.avg
+    );
+}
+
+#[test]
+fn every_head_arrival_reaches_the_session_and_it_carries_over() {
+    let t = setup();
+    let traffic = Traffic::build(
+        &[TrafficConfig::new("uniform", 1e-12)],
+        &t,
+        7,
+        Path::new("."),
+    )
+    .unwrap();
+    let params = SimConfig {
+        num_vcs: Some(2),
+        ..SimConfig::default()
+    }
+    .resolve()
+    .unwrap();
+    let mut e = Engine::with_session(
+        &t,
+        Box::new(Acking::new(dor(&t))),
+        traffic.clone(),
+        params.clone(),
+        1,
+    );
+    e.enable_log();
+    // 0 -> 15 on a 4x4 torus: 2 router hops over wrap links, so 3 routers; the ack too.
+    assert!(e.inject_packet(0, 15, 5, 0));
+    for _ in 0..200 {
+        e.step();
+    }
+    let log = e.take_log();
+    assert_eq!(log.len(), 1);
+    assert_eq!(log[0].hops, 2);
+    assert_eq!(e.counters.control_packets, 1);
+    assert_eq!(e.counters.packets_delivered, 2, "the packet and its ack");
+    assert_eq!(e.flits_in_network(), 0);
+    let s = acking(&e);
+    assert_eq!((s.arrivals, s.delivered_heads, s.acks_delivered), (6, 1, 1));
+    assert_eq!(s.advance_calls, 200);
+    // Moved to a second engine, the session goes on from where it was.
+    let mut e2 = Engine::with_session(&t, e.into_session(), traffic, params, 1);
+    for _ in 0..10 {
+        e2.step();
+    }
+    let s = acking(&e2);
+    assert_eq!((s.arrivals, s.advance_calls), (6, 210));
+}
