@@ -45,6 +45,32 @@ pub struct SimulateArgs {
     /// directory); one curve each in `--plot`.
     #[arg(long, value_delimiter = ',', value_name = "ALG,...")]
     pub compare: Vec<String>,
+    /// Give and report loads and throughputs as fractions of the terminals' injection
+    /// bandwidth (`injection`) or of the routing throughput bound of class 0 (`bound`):
+    /// `--load`/`--sweep` are then fractions too.
+    #[arg(long, value_enum, value_name = "REFERENCE")]
+    pub normalise: Option<Normalise>,
+    /// Record latency per window of this many cycles over the whole run, warm-up included
+    /// (`timeline` in the JSON; how learned routing converges). Overrides
+    /// `simulation.timeline_window`.
+    #[arg(long, value_name = "CYCLES")]
+    pub timeline: Option<u64>,
+    /// Plot the timeline (average latency per window against time), one curve per load
+    /// point and routing.
+    #[arg(long, value_name = "FILE.svg")]
+    pub timeline_plot: Option<PathBuf>,
+    /// Learned routing: whole unmeasured runs of the same workload first, the learned state
+    /// carried over (overrides `simulation.pretrain_runs`).
+    #[arg(long, value_name = "RUNS")]
+    pub pretrain: Option<u32>,
+}
+
+/// What `--normalise` divides loads and throughputs by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Normalise {
+    Injection,
+    Bound,
 }
 
 /// Everything a simulation needs, built from a problem file.
@@ -53,6 +79,8 @@ pub struct Setup {
     pub seed: u64,
     pub topo: Topology,
     pub routing: Box<dyn crate::routing::RoutingFunction>,
+    /// The `[routing]` table the routing was built from.
+    pub routing_config: crate::routing::RoutingConfig,
     pub traffic: Traffic,
     pub params: SimParams,
 }
@@ -97,6 +125,7 @@ impl Setup {
             seed: p.seed,
             topo,
             routing,
+            routing_config: routing_cfg,
             traffic,
             params,
         })
@@ -110,6 +139,8 @@ struct Report<'a> {
     routing: String,
     seed: u64,
     simulation: &'a SimParams,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    normalised: Option<Scale>,
     points: Vec<PointReport<'a>>,
     saturation_throughput: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -125,6 +156,61 @@ struct PointReport<'a> {
     bound_throughput: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     fraction_of_bound: Option<f64>,
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    normalised: Option<NormalisedPoint>,
+}
+
+/// `--normalise`: the reference loads and throughputs are divided by.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Scale {
+    pub by: Normalise,
+    /// Flits per terminal per cycle.
+    pub reference: f64,
+}
+
+/// A point's load, offered and accepted throughput as fractions of the [`Scale`].
+#[derive(Clone, Copy, Debug, Serialize)]
+struct NormalisedPoint {
+    load_normalised: f64,
+    offered_normalised: f64,
+    accepted_normalised: f64,
+}
+
+impl Scale {
+    fn point(self, p: &LoadPoint) -> NormalisedPoint {
+        NormalisedPoint {
+            load_normalised: p.load / self.reference,
+            offered_normalised: p.offered / self.reference,
+            accepted_normalised: p.accepted / self.reference,
+        }
+    }
+
+    fn unit(scale: Option<Scale>) -> String {
+        match scale {
+            None => "flits/terminal/cycle".to_string(),
+            Some(s) => format!(
+                "fraction of {} ({:.5} flits/terminal/cycle)",
+                match s.by {
+                    Normalise::Injection => "the injection bandwidth",
+                    Normalise::Bound => "the throughput bound",
+                },
+                s.reference
+            ),
+        }
+    }
+}
+
+/// The injection bandwidth of the terminals (flits per cycle); an error when it differs
+/// between terminals, as one reference would then misrepresent some of them.
+fn injection_bandwidth(topo: &Topology) -> Result<f64> {
+    let bw = |t: &crate::topology::Terminal| topo.links[t.link].params.bandwidth;
+    let Some(first) = topo.terminals.first() else {
+        bail!("--normalise injection: the topology has no terminals");
+    };
+    if topo.terminals.iter().any(|t| bw(t) != bw(first)) {
+        bail!("--normalise injection: terminal links differ in bandwidth; use --normalise bound");
+    }
+    Ok(bw(first))
 }
 
 /// The routing bound for class 0 (see docs/bounds.md).
@@ -193,7 +279,13 @@ pub fn parse_sweep(text: &str) -> Result<Vec<f64>> {
 }
 
 /// `--compare`: one sweep per routing, a summary table (or JSON) and one plot.
-fn run_compare(args: &SimulateArgs, setup: &Setup, loads: &[f64]) -> Result<()> {
+fn run_compare(
+    args: &SimulateArgs,
+    setup: &Setup,
+    loads: &[f64],
+    scale: Option<Scale>,
+) -> Result<()> {
+    let factor = scale.map_or(1.0, |s| s.reference);
     let mut results = Vec::new();
     for entry in &args.compare {
         let cfg = match entry.strip_prefix("table:") {
@@ -202,6 +294,9 @@ fn run_compare(args: &SimulateArgs, setup: &Setup, loads: &[f64]) -> Result<()> 
                 table: Some(PathBuf::from(file)),
                 ..Default::default()
             },
+            // The problem file's own algorithm keeps its [routing] settings (e.g. the
+            // learning parameters); the others run with their defaults.
+            None if *entry == setup.routing_config.algorithm => setup.routing_config.clone(),
             None => crate::routing::RoutingConfig {
                 algorithm: entry.clone(),
                 ..Default::default()
@@ -225,31 +320,44 @@ fn run_compare(args: &SimulateArgs, setup: &Setup, loads: &[f64]) -> Result<()> 
             .iter()
             .map(|(label, points)| (label.as_str(), points.as_slice()))
             .collect();
-        latency_plot(path, &setup.name, &curves)?;
+        latency_plot(path, &setup.name, &curves, scale)?;
+    }
+    if let Some(path) = &args.timeline_plot {
+        let curves: Vec<(&str, &[LoadPoint])> = results
+            .iter()
+            .map(|(label, points)| (label.as_str(), points.as_slice()))
+            .collect();
+        timeline_plot(path, &setup.name, &curves)?;
     }
     let mut out = std::io::stdout().lock();
     if args.json {
         let v: Vec<serde_json::Value> = results
             .iter()
             .map(|(label, points)| {
+                let normalised: Vec<_> = points
+                    .iter()
+                    .map(|p| scale.map(|s| s.point(p)))
+                    .collect();
                 serde_json::json!({
                     "routing": label,
                     "saturation_throughput": sim::saturation_throughput(points),
                     "points": points,
+                    "normalised_points": scale.map(|_| normalised),
                 })
             })
             .collect();
         serde_json::to_writer_pretty(
             &mut out,
-            &serde_json::json!({"problem": setup.name, "routings": v}),
+            &serde_json::json!({"problem": setup.name, "normalised": scale, "routings": v}),
         )?;
         writeln!(out)?;
         return Ok(());
     }
     writeln!(
         out,
-        "{}: average latency (cycles) per offered load; * = saturated",
-        setup.name
+        "{}: average latency (cycles) per offered load ({}); * = saturated",
+        setup.name,
+        Scale::unit(scale)
     )?;
     write!(out, "{:>7}", "load")?;
     for (label, _) in &results {
@@ -257,7 +365,7 @@ fn run_compare(args: &SimulateArgs, setup: &Setup, loads: &[f64]) -> Result<()> 
     }
     writeln!(out)?;
     for (i, load) in loads.iter().enumerate() {
-        write!(out, "{load:>7.3}")?;
+        write!(out, "{:>7.3}", load / factor)?;
         for (_, points) in &results {
             let p = &points[i];
             let mark = if p.saturated { "*" } else { " " };
@@ -268,7 +376,7 @@ fn run_compare(args: &SimulateArgs, setup: &Setup, loads: &[f64]) -> Result<()> 
     write!(out, "{:>7}", "sat.")?;
     for (_, points) in &results {
         match sim::saturation_throughput(points) {
-            Some(t) => write!(out, " {t:>14.4}")?,
+            Some(t) => write!(out, " {:>14.4}", t / factor)?,
             None => write!(out, " {:>14}", "-")?,
         }
     }
@@ -277,7 +385,13 @@ fn run_compare(args: &SimulateArgs, setup: &Setup, loads: &[f64]) -> Result<()> 
 }
 
 /// Latency against offered load, one curve per routing (saturated points left out).
-fn latency_plot(path: &Path, title: &str, curves: &[(&str, &[LoadPoint])]) -> Result<()> {
+fn latency_plot(
+    path: &Path,
+    title: &str,
+    curves: &[(&str, &[LoadPoint])],
+    scale: Option<Scale>,
+) -> Result<()> {
+    let factor = scale.map_or(1.0, |s| s.reference);
     let series: Vec<Series> = curves
         .iter()
         .map(|(label, points)| Series {
@@ -285,15 +399,50 @@ fn latency_plot(path: &Path, title: &str, curves: &[(&str, &[LoadPoint])]) -> Re
             points: points
                 .iter()
                 .filter(|p| !p.saturated)
-                .map(|p| (p.offered, p.latency_avg))
+                .map(|p| (p.offered / factor, p.latency_avg))
                 .collect(),
         })
         .collect();
     line_plot(
         path,
         title,
-        "offered load (flits/terminal/cycle)",
+        &format!("offered load ({})", Scale::unit(scale)),
         "average packet latency (cycles)",
+        &series,
+    )?;
+    eprintln!("wrote {}", path.display());
+    Ok(())
+}
+
+/// Average latency per timeline window against time, one curve per routing and load point.
+fn timeline_plot(path: &Path, title: &str, curves: &[(&str, &[LoadPoint])]) -> Result<()> {
+    let labels: Vec<String> = curves
+        .iter()
+        .flat_map(|(label, points)| {
+            points.iter().map(move |p| match points.len() {
+                1 => label.to_string(),
+                _ => format!("{label} @ {:.4}", p.load),
+            })
+        })
+        .collect();
+    let series: Vec<Series> = curves
+        .iter()
+        .flat_map(|(_, points)| points.iter())
+        .zip(&labels)
+        .map(|(p, label)| Series {
+            label,
+            points: p
+                .timeline
+                .iter()
+                .map(|w| (w.start as f64, w.latency_avg))
+                .collect(),
+        })
+        .collect();
+    line_plot(
+        path,
+        title,
+        "time (cycles; window start)",
+        "average latency of the packets delivered in the window (cycles)",
         &series,
     )?;
     eprintln!("wrote {}", path.display());
@@ -307,35 +456,67 @@ fn truncate(text: &str, width: usize) -> String {
 }
 
 pub fn run(args: &SimulateArgs) -> Result<()> {
-    let setup = Setup::load(&args.problem, args.seed)?;
-    let loads = match (&args.sweep, args.load) {
-        (Some(s), _) => parse_sweep(s)?,
-        (None, Some(l)) => {
-            if !(l > 0.0 && l.is_finite()) {
-                bail!(
-                    "--load: must be a positive number of flits per terminal per cycle (got {l})"
-                );
-            }
-            vec![l]
+    let mut setup = Setup::load(&args.problem, args.seed)?;
+    if let Some(w) = args.timeline {
+        if w == 0 {
+            bail!("--timeline: must be at least 1 cycle");
         }
-        (None, None) => vec![setup.traffic.nominal_load(0)],
-    };
-    if !args.compare.is_empty() {
-        return run_compare(args, &setup, &loads);
+        setup.params.timeline_window = w;
+    }
+    if let Some(runs) = args.pretrain {
+        setup.params.pretrain_runs = runs;
+    }
+    if args.timeline_plot.is_some() && setup.params.timeline_window == 0 {
+        bail!("--timeline-plot: needs --timeline CYCLES (or simulation.timeline_window)");
+    }
+    if args.no_bound && args.normalise == Some(Normalise::Bound) {
+        bail!("--normalise bound: needs the bound, which --no-bound turns off");
     }
     // Once per command, before the sweep: it does not depend on the offered load.
-    let bound = if args.no_bound {
-        None
-    } else {
+    let wants_bound = !args.no_bound && (args.compare.is_empty() || args.normalise.is_some());
+    let bound = if wants_bound {
         match throughput_bound(&setup) {
             Ok(b) => Some(b),
+            Err(e) if args.normalise == Some(Normalise::Bound) => {
+                return Err(e.context("--normalise bound"));
+            }
             Err(e) => {
                 // The bound is extra information: say why it is missing, keep simulating.
                 eprintln!("warning: no throughput bound: {e}");
                 None
             }
         }
+    } else {
+        None
     };
+    let scale = match args.normalise {
+        None => None,
+        Some(Normalise::Injection) => Some(Scale {
+            by: Normalise::Injection,
+            reference: injection_bandwidth(&setup.topo)?,
+        }),
+        Some(Normalise::Bound) => match bound.as_ref().and_then(|b| b.throughput) {
+            Some(t) => Some(Scale {
+                by: Normalise::Bound,
+                reference: t,
+            }),
+            None => bail!("--normalise bound: class 0 sends nothing across the network"),
+        },
+    };
+    let factor = scale.map_or(1.0, |s| s.reference);
+    let loads = match (&args.sweep, args.load) {
+        (Some(s), _) => parse_sweep(s)?.into_iter().map(|l| l * factor).collect(),
+        (None, Some(l)) => {
+            if !(l > 0.0 && l.is_finite()) {
+                bail!("--load: must be a positive number (got {l})");
+            }
+            vec![l * factor]
+        }
+        (None, None) => vec![setup.traffic.nominal_load(0)],
+    };
+    if !args.compare.is_empty() {
+        return run_compare(args, &setup, &loads, scale);
+    }
     let bound_throughput = bound.as_ref().and_then(|b| b.throughput);
     let bar = ProgressBar::new(loads.len() as u64);
     bar.set_style(
@@ -354,13 +535,17 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
     )?;
     bar.finish_and_clear();
     let saturation = sim::saturation_throughput(&points);
+    let name = setup.routing.name();
     if let Some(path) = &args.plot {
-        let name = setup.routing.name();
         latency_plot(
             path,
             &format!("{} — {name}", setup.name),
             &[(name.as_str(), &points)],
+            scale,
         )?;
+    }
+    if let Some(path) = &args.timeline_plot {
+        timeline_plot(path, &setup.name, &[(name.as_str(), &points)])?;
     }
     let mut out = std::io::stdout().lock();
     if args.json {
@@ -370,12 +555,14 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
             routing: setup.routing.name(),
             seed: setup.seed,
             simulation: &setup.params,
+            normalised: scale,
             points: points
                 .iter()
                 .map(|p| PointReport {
                     point: p,
                     bound_throughput,
                     fraction_of_bound: bound_throughput.map(|b| p.accepted / b),
+                    normalised: scale.map(|s| s.point(p)),
                 })
                 .collect(),
             saturation_throughput: saturation,
@@ -394,6 +581,9 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
         setup.topo.num_terminals(),
         setup.seed
     )?;
+    if scale.is_some() {
+        writeln!(out, "load, offered, accepted: {}", Scale::unit(scale))?;
+    }
     writeln!(
         out,
         "{:>7} {:>8} {:>8} {:>16} {:>7} {:>7} {:>7} {:>9} {:>6}  status",
@@ -413,9 +603,9 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
         writeln!(
             out,
             "{:>7.3} {:>8.4} {:>8.4} {:>16} {:>7.1} {:>7.1} {:>7.1} {:>9.1} {:>6.2}  {status}",
-            p.load,
-            p.offered,
-            p.accepted,
+            p.load / factor,
+            p.offered / factor,
+            p.accepted / factor,
             format!("{:.1}{ci}", p.latency_avg),
             p.latency_p50,
             p.latency_p99,
@@ -425,7 +615,12 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
         )?;
     }
     match saturation {
-        Some(s) => writeln!(out, "saturation throughput ≈ {s:.4} flits/terminal/cycle")?,
+        Some(s) => writeln!(
+            out,
+            "saturation throughput ≈ {:.4} {}",
+            s / factor,
+            Scale::unit(scale)
+        )?,
         None => writeln!(out, "no load point saturated")?,
     }
     if let Some(b) = &bound {
