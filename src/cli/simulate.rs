@@ -24,8 +24,8 @@ pub struct SimulateArgs {
     /// Simulate one offered load (flits per terminal per cycle) instead of the file's.
     #[arg(long, conflicts_with = "sweep")]
     pub load: Option<f64>,
-    /// Simulate loads FROM:TO:STEP (inclusive), in parallel.
-    #[arg(long, value_name = "FROM:TO:STEP")]
+    /// Simulate loads FROM:TO:STEP (inclusive), or a list A,B,C, in parallel.
+    #[arg(long, value_name = "FROM:TO:STEP|A,B,...")]
     pub sweep: Option<String>,
     /// Print one JSON object instead of a table.
     #[arg(long)]
@@ -63,6 +63,12 @@ pub struct SimulateArgs {
     /// carried over (overrides `simulation.pretrain_runs`).
     #[arg(long, value_name = "RUNS")]
     pub pretrain: Option<u32>,
+    /// Override `simulation.warmup_cycles`.
+    #[arg(long, value_name = "CYCLES")]
+    pub warmup: Option<u64>,
+    /// Override `simulation.measure_cycles`.
+    #[arg(long, value_name = "CYCLES")]
+    pub measure: Option<u64>,
 }
 
 /// What `--normalise` divides loads and throughputs by.
@@ -254,8 +260,20 @@ fn throughput_bound(setup: &Setup) -> Result<BoundReport> {
     })
 }
 
-/// `FROM:TO:STEP`, inclusive of TO (within rounding).
+/// `FROM:TO:STEP`, inclusive of TO (within rounding), or a comma-separated list of loads.
 pub fn parse_sweep(text: &str) -> Result<Vec<f64>> {
+    if text.contains(',') {
+        return text
+            .split(',')
+            .map(|s| {
+                s.trim()
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|v| *v > 0.0 && v.is_finite())
+                    .with_context(|| format!("--sweep: `{s}` is not a positive number"))
+            })
+            .collect();
+    }
     let parts: Vec<&str> = text.split(':').collect();
     let [from, to, step] = parts.as_slice() else {
         bail!("--sweep: expected FROM:TO:STEP, e.g. 0.05:0.5:0.05 (got `{text}`)");
@@ -334,10 +352,7 @@ fn run_compare(
         let v: Vec<serde_json::Value> = results
             .iter()
             .map(|(label, points)| {
-                let normalised: Vec<_> = points
-                    .iter()
-                    .map(|p| scale.map(|s| s.point(p)))
-                    .collect();
+                let normalised: Vec<_> = points.iter().map(|p| scale.map(|s| s.point(p))).collect();
                 serde_json::json!({
                     "routing": label,
                     "saturation_throughput": sim::saturation_throughput(points),
@@ -465,6 +480,18 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
     }
     if let Some(runs) = args.pretrain {
         setup.params.pretrain_runs = runs;
+    }
+    if let Some(w) = args.warmup {
+        setup.params.warmup_cycles = w;
+    }
+    if let Some(m) = args.measure {
+        if m < setup.params.batches as u64 {
+            bail!(
+                "--measure: at least simulation.batches = {} cycles",
+                setup.params.batches
+            );
+        }
+        setup.params.measure_cycles = m;
     }
     if args.timeline_plot.is_some() && setup.params.timeline_window == 0 {
         bail!("--timeline-plot: needs --timeline CYCLES (or simulation.timeline_window)");
