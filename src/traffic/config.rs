@@ -96,6 +96,10 @@ pub struct TrafficConfig {
     /// `alltoall`: destination order, `rotate` (default) or `shuffle`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub order: Option<String>,
+    /// `alltoall`: packets per message (one message per other member and exchange; a long
+    /// message split into packets, as DPSNN's spike messages are). Default 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub packets_per_message: Option<u32>,
     /// Piecewise load by cycle (instead of `load`), for `bernoulli`, `periodic` and `onoff`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phases: Option<Vec<PhaseConfig>>,
@@ -231,6 +235,7 @@ pub(crate) enum InjectionSpec {
         period: f64,
         spread: bool,
         shuffle: bool,
+        packets_per_message: u32,
     },
 }
 
@@ -372,6 +377,13 @@ impl TrafficConfig {
                     period,
                     spread: self.spread.unwrap_or(false),
                     shuffle,
+                    packets_per_message: match self.packets_per_message {
+                        None => 1,
+                        Some(0) => {
+                            return Err(Error::field("packets_per_message", "must be at least 1"));
+                        }
+                        Some(k) => k,
+                    },
                 }
             }
         };
@@ -437,7 +449,12 @@ impl TrafficConfig {
                 ));
             }
         }
-        let injection_params: [(&str, bool, &[&str]); 7] = [
+        let injection_params: [(&str, bool, &[&str]); 8] = [
+            (
+                "packets_per_message",
+                self.packets_per_message.is_some(),
+                &["alltoall"],
+            ),
             ("burst_on", self.burst_on.is_some(), &["onoff"]),
             ("burst_off", self.burst_off.is_some(), &["onoff"]),
             ("period", self.period.is_some(), &["alltoall"]),

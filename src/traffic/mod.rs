@@ -332,10 +332,16 @@ impl Class {
                 }
             }
             LoadSpec::Implied => {
-                let InjectionSpec::AllToAll { period, .. } = &mut self.spec.injection else {
+                let InjectionSpec::AllToAll {
+                    period,
+                    packets_per_message,
+                    ..
+                } = &mut self.spec.injection
+                else {
                     unreachable!("only alltoall has an implied load");
                 };
-                let others = f64::from(self.pattern.group_size() - 1);
+                let others =
+                    f64::from(self.pattern.group_size() - 1) * f64::from(*packets_per_message);
                 let p = process::snap(others * self.spec.sizes.mean() / load);
                 if p.is_nan() || p < 1.0 {
                     return Err(Error::field(

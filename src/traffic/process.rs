@@ -172,6 +172,8 @@ pub(crate) struct AllToAll {
     size: u32,
     spread: bool,
     shuffle: bool,
+    /// Packets sent back to back to each member per exchange.
+    per_message: u32,
 }
 
 #[derive(Clone, Debug)]
@@ -193,6 +195,7 @@ impl Process {
             period,
             spread,
             shuffle,
+            packets_per_message,
         } = *injection
         {
             let p = AllToAll {
@@ -200,8 +203,9 @@ impl Process {
                 size: group,
                 spread,
                 shuffle,
+                per_message: packets_per_message,
             };
-            let load = f64::from(group - 1) * mean / period;
+            let load = f64::from(group - 1) * f64::from(packets_per_message) * mean / period;
             return Ok((Process::AllToAll(p), load));
         }
         let (steps, phased) = match load {
@@ -453,15 +457,18 @@ impl AllToAll {
         }
     }
 
+    /// The packets of the message to member `j`.
     fn push(&self, sizes: &Sizes, s: &mut SourceState, j: u32, out: &mut Vec<NewPacket>) {
         let dst = self.destination(s, j);
-        let size = sizes.sample(&mut s.rng);
-        out.push(NewPacket {
-            src: s.terminal,
-            dst,
-            size,
-            class: s.class,
-        });
+        for _ in 0..self.per_message {
+            let size = sizes.sample(&mut s.rng);
+            out.push(NewPacket {
+                src: s.terminal,
+                dst,
+                size,
+                class: s.class,
+            });
+        }
     }
 
     fn emit(&self, sizes: &Sizes, s: &mut SourceState, out: &mut Vec<NewPacket>) {

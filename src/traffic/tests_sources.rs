@@ -286,6 +286,26 @@ fn traffic_alltoall_sends_n_minus_1_packets_per_period() {
         }
         assert!(orders.len() > 1, "the order is reshuffled");
     }
+    // Messages of 3 packets: 3 back-to-back packets per member and exchange, 3x the load.
+    let tr = build(
+        with(alltoall(100), |c| c.packets_per_message = Some(3)),
+        &ring(8),
+    );
+    assert!((tr.nominal_load(0) - 3.0 * 7.0 / 100.0).abs() < 1e-12);
+    let trace = run(&tr, 1000);
+    for (i, src) in trace.iter().enumerate() {
+        assert_eq!(src.len(), 7 * 3 * 10);
+        let first: Vec<u32> = src.iter().take(6).map(|p| p.1.dst).collect();
+        let (a, b) = ((i as u32 + 1) % 8, (i as u32 + 2) % 8);
+        assert_eq!(first, vec![a, a, a, b, b, b]);
+    }
+    let tr = tr.with_load(0, 0.42).unwrap();
+    assert_eq!(count(&run(&tr, 1000)), 8 * 7 * 3 * 20, "the period halves");
+    let wrong = with(alltoall(100), |c| c.packets_per_message = Some(0));
+    assert_eq!(
+        field_of(Traffic::build(&[wrong], &ring(8), 1, Path::new("."))),
+        "packets_per_message"
+    );
     // with_load sets the period.
     let tr = build(alltoall(100), &ring(8)).with_load(0, 0.14).unwrap();
     assert_eq!(count(&run(&tr, 1000)), 8 * 7 * 20);
