@@ -1,0 +1,4 @@
+//! Learned routing: Q-routing, Q-adaptive (another session adds these files) and DQN-routing.
+
+pub mod dqn;
+pub mod nn;
