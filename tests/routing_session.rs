@@ -44,6 +44,7 @@ impl RoutingSession for Acking {
             head_arrival: true,
             head_delivered: true,
             advance: true,
+            route_delay: false,
         }
     }
     fn init_packet(&mut self, _: u64, p: &PacketInfo, s: &mut RouteState, r: &mut RouteRng) {

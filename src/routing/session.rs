@@ -38,6 +38,8 @@ pub struct SessionHooks {
     pub head_delivered: bool,
     /// [`RoutingSession::advance`] at the start of every cycle.
     pub advance: bool,
+    /// [`RoutingSession::take_route_delay`] after every route computation.
+    pub route_delay: bool,
 }
 
 /// The per-run, mutable side of a routing algorithm (see the module documentation). The
@@ -48,6 +50,10 @@ pub trait RoutingSession: Send {
     fn hooks(&self) -> SessionHooks {
         SessionHooks::default()
     }
+
+    /// A run (an engine) starts with this session: the clock restarts at 0 and per-run
+    /// counters should too. What was learned stays.
+    fn begin_run(&mut self) {}
 
     fn init_packet(
         &mut self,
@@ -104,6 +110,21 @@ pub trait RoutingSession: Send {
 
     /// Called at the start of cycle `now`, before any flit moves.
     fn advance(&mut self, _now: u64) {}
+
+    /// Extra cycles before the route just computed may be used (e.g. a neural network's
+    /// inference time), on top of the router's `routing_delay`.
+    fn take_route_delay(&mut self) -> u32 {
+        0
+    }
+
+    /// Turns learning (and exploration) off or on: off, the session routes greedily by what
+    /// it has learned and learns nothing more (evaluating a trained policy).
+    fn set_learning(&mut self, _on: bool) {}
+
+    /// What the session did and learned, for reports (`routing_report` of a load point).
+    fn report(&self) -> Option<serde_json::Value> {
+        None
+    }
 
     /// The concrete session, for inspection (tests, reports); `None` for stateless routing.
     fn as_any(&self) -> Option<&dyn Any> {

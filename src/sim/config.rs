@@ -51,6 +51,7 @@ pub struct SimConfig {
     pub max_queued_packets: Option<u64>,
     pub latency_limit: Option<f64>,
     pub pretrain_runs: Option<u32>,
+    pub freeze_after_pretrain: Option<bool>,
     pub timeline_window: Option<u64>,
 }
 
@@ -94,6 +95,9 @@ pub struct SimParams {
     /// from what the previous one learned (the DQN thesis's "pre-training"). 0 = learn from
     /// scratch during the measured run.
     pub pretrain_runs: u32,
+    /// Learned routing: the measured run after pre-training uses the learned policy without
+    /// exploring or learning (how good the trained policy is).
+    pub freeze_after_pretrain: bool,
     /// Report latency per window of this many cycles over the whole measured run, warm-up
     /// included (how learned routing converges); 0 = no timeline.
     pub timeline_window: u64,
@@ -139,6 +143,7 @@ impl SimConfig {
             max_queued_packets: self.max_queued_packets.unwrap_or(2_000_000),
             latency_limit: self.latency_limit.unwrap_or(f64::INFINITY),
             pretrain_runs: self.pretrain_runs.unwrap_or(0),
+            freeze_after_pretrain: self.freeze_after_pretrain.unwrap_or(false),
             timeline_window: self.timeline_window.unwrap_or(0),
         };
         let positive = [
@@ -168,6 +173,12 @@ impl SimConfig {
             return Err(Error::field(
                 "simulation.batches",
                 "must be at least 2 and at most measure_cycles",
+            ));
+        }
+        if p.freeze_after_pretrain && p.pretrain_runs == 0 {
+            return Err(Error::field(
+                "simulation.freeze_after_pretrain",
+                "needs pretrain_runs >= 1 (there is nothing learned to freeze)",
             ));
         }
         if p.latency_limit.is_nan() || p.latency_limit <= 0.0 {

@@ -50,6 +50,9 @@ pub struct LoadPoint {
     /// Latency per `timeline_window` cycles over the measured run (when asked for).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub timeline: Vec<TimelineWindow>,
+    /// A learned routing's own report of the measured run (decisions, rewards, ...).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub routing_report: Option<serde_json::Value>,
 }
 
 /// Simulates one load point (the traffic already carries its load).
@@ -69,6 +72,11 @@ pub fn simulate_point(
         let mut engine = engine_for(topo, routing, session.take(), &traffic, params, seed);
         engine.run();
         session = Some(engine.into_session());
+    }
+    if params.freeze_after_pretrain {
+        if let Some(s) = &mut session {
+            s.set_learning(false);
+        }
     }
     let mut engine = engine_for(topo, routing, session, &traffic, params, seed);
     if params.timeline_window > 0 {
@@ -112,6 +120,7 @@ pub fn simulate_point(
         wall_seconds,
         counters: engine.counters.clone(),
         timeline: engine.take_timeline(),
+        routing_report: engine.session().report(),
     }
 }
 

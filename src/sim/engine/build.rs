@@ -19,11 +19,12 @@ impl<'a> Engine<'a> {
     /// [`Engine::into_session`], to go on from what it learned).
     pub fn with_session(
         topo: &'a Topology,
-        session: Box<dyn RoutingSession + 'a>,
+        mut session: Box<dyn RoutingSession + 'a>,
         traffic: Traffic,
         params: SimParams,
         seed: u64,
     ) -> Self {
+        session.begin_run();
         let v = params.num_vcs;
         let net = Network::new(topo, v);
         let ports = net.num_ports();

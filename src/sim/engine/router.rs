@@ -89,9 +89,14 @@ impl Engine<'_> {
         }
         self.packets[flit.pkt as usize].route = state;
         self.store_cands(iv);
+        let extra = if self.hooks.route_delay {
+            self.session.take_route_delay()
+        } else {
+            0
+        };
         let ivc = &mut self.ivs[iv];
         ivc.state = VC_ALLOC;
-        ivc.ready = self.now + u64::from(self.p.routing_delay);
+        ivc.ready = self.now + u64::from(self.p.routing_delay + extra);
     }
 
     /// Keeps the candidates in `route_out` for input VC `iv`.
