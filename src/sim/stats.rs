@@ -53,6 +53,8 @@ pub struct LatencyStats {
     pub p95: f64,
     pub p99: f64,
     pub max: f64,
+    /// Standard deviation over packets (population).
+    pub sd: f64,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -199,8 +201,11 @@ fn latency_stats(values: &mut [u64], batch_means: &[f64]) -> LatencyStats {
     let n = values.len();
     // Nearest-rank percentile.
     let pct = |q: f64| values[((q * n as f64).ceil() as usize).clamp(1, n) - 1] as f64;
+    let avg = values.iter().map(|&v| v as f64).sum::<f64>() / n as f64;
+    let var = values.iter().map(|&v| (v as f64 - avg).powi(2)).sum::<f64>() / n as f64;
     LatencyStats {
-        avg: values.iter().map(|&v| v as f64).sum::<f64>() / n as f64,
+        avg,
+        sd: var.sqrt(),
         ci95: ci95(batch_means),
         p50: pct(0.50),
         p95: pct(0.95),
@@ -366,6 +371,8 @@ mod tests {
         // Flits delivered at 110..=199 fall in the window: 90 packets * 2 flits / 100 cycles.
         assert!((all.accepted - 1.8).abs() < 1e-12);
         assert_eq!(all.latency.avg, 14.5);
+        // Latencies 10..=19, ten of each: population variance (10^2 - 1) / 12.
+        assert!((all.latency.sd - (99.0f64 / 12.0).sqrt()).abs() < 1e-12);
         assert_eq!(all.network_latency.avg, 13.5);
         assert_eq!(all.latency.max, 19.0);
         assert_eq!(all.latency.p50, 14.0);
