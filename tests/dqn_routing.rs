@@ -171,9 +171,9 @@ fn the_trained_greedy_policy_beats_a_random_and_an_untrained_one() {
             ..DqnRoutingConfig::default()
         },
     );
-    // Trained for three runs of 60,000 cycles, then measured greedily without learning.
+    // Trained for five runs of 60,000 cycles, then measured greedily without learning.
     let mut p = params(10_000, 50_000);
-    p.pretrain_runs = 3;
+    p.pretrain_runs = 5;
     p.freeze_after_pretrain = true;
     let trained = measure(&t, learn.as_ref(), &p, load);
     // The same network frozen untrained, and the random policy.

@@ -72,6 +72,19 @@ pub enum Policy {
     Random,
 }
 
+/// When the router rejects the agent's proposal (the packet then goes `Pdor`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Rejection {
+    /// The output port is forwarding another packet, or the downstream adaptive VC cannot
+    /// take the whole packet (seed-notes §1).
+    #[default]
+    BusyOrFull,
+    /// Both at once (the thesis's text, §3.2): a proposal is kept while either the port is
+    /// free or the packet fits downstream.
+    BusyAndFull,
+}
+
 /// The `[routing.dqn]` table.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -84,6 +97,7 @@ pub struct DqnRoutingConfig {
     pub decision_delay: u32,
     pub agent_scope: AgentScope,
     pub policy: Policy,
+    pub reject_when: Rejection,
     /// The largest packet, in flits, for normalising the size in the observation.
     pub max_packet_flits: u32,
     /// The DQN agent's settings (`[routing.dqn.agent]`).
@@ -98,6 +112,7 @@ impl Default for DqnRoutingConfig {
             decision_delay: 0,
             agent_scope: AgentScope::XRing,
             policy: Policy::Learn,
+            reject_when: Rejection::BusyOrFull,
             max_packet_flits: 258,
             agent: DqnConfig::default(),
         }
@@ -447,9 +462,16 @@ impl DqnSession {
                 self.delay = geo.config.decision_delay;
                 let port = geo.c + action;
                 let view = ctx.congestion;
-                let accepted = !view.output_vc_busy(r, port, ADAPTIVE_VC)
-                    && view.credits(r, port, ADAPTIVE_VC) >= pkt.size;
-                if accepted {
+                let busy = (0..geo.num_vcs).any(|vc| view.output_vc_busy(r, port, vc));
+                let full = view.credits(r, port, ADAPTIVE_VC) < pkt.size;
+                let rejected = match geo.config.reject_when {
+                    Rejection::BusyOrFull => busy || full,
+                    Rejection::BusyAndFull => busy && full,
+                };
+                if !rejected {
+                    // The escape below stays a fallback: a packet that finds the adaptive
+                    // VC taken at allocation leaves on the escape VC (and goes `Pdor`)
+                    // rather than wait for it, as Duato's protocol requires.
                     out.push(Candidate {
                         port: port as u16,
                         vcs: VcRange::single(ADAPTIVE_VC),

@@ -202,7 +202,11 @@ fn latency_stats(values: &mut [u64], batch_means: &[f64]) -> LatencyStats {
     // Nearest-rank percentile.
     let pct = |q: f64| values[((q * n as f64).ceil() as usize).clamp(1, n) - 1] as f64;
     let avg = values.iter().map(|&v| v as f64).sum::<f64>() / n as f64;
-    let var = values.iter().map(|&v| (v as f64 - avg).powi(2)).sum::<f64>() / n as f64;
+    let var = values
+        .iter()
+        .map(|&v| (v as f64 - avg).powi(2))
+        .sum::<f64>()
+        / n as f64;
     LatencyStats {
         avg,
         sd: var.sqrt(),
