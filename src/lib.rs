@@ -7,6 +7,7 @@ pub mod bounds;
 pub mod cli;
 pub mod error;
 pub mod export;
+pub mod learn;
 pub mod problem;
 pub mod routing;
 pub mod search;
