@@ -16,9 +16,10 @@
 //!    with `q_thld2`, and epsilon;
 //! 4. everywhere else: minimal.
 //!
-//! At most 5 router hops (source decision: 1, intermediate reroute: 1, then at most a
-//! local-global-local minimal route, or after an epsilon hop back to the source group ...);
-//! the VC is the hop index, so 5 VCs and an acyclic channel dependency graph.
+//! At most 5 router hops: a local port at the source leads to a router that routes minimally
+//! (<= 4 hops in all); a global port leads to the first intermediate router, which adds at
+//! most one port of its choosing before minimal routing (local-global-local) takes over.
+//! The VC is the hop index, so 5 VCs and an acyclic channel dependency graph.
 //!
 //! Learning: when a packet's head reaches router y from router x (not from a terminal, x not
 //! in the destination group), y sends x `r + Q_y`, with r the cycles from the head's arrival
