@@ -193,6 +193,14 @@ impl QRouting {
             }
             None => num_vcs.min(diameter + 2).min(255),
         };
+        if max_hops > num_vcs {
+            return Err(Error::field(
+                "simulation.num_vcs",
+                format!(
+                    "routing `q_routing` with max_hops {max_hops} needs as many VCs (got {num_vcs})"
+                ),
+            ));
+        }
         let network_links: Vec<u32> = topo
             .links
             .iter()
@@ -520,6 +528,9 @@ mod tests {
         assert!(e.to_string().starts_with("simulation.num_vcs: "), "{e}");
         let e = QRouting::new(&t, 8, params(0.0, Some(3))).unwrap_err();
         assert!(e.to_string().starts_with("routing.q.max_hops: "), "{e}");
+        // One VC per hop: more hops than VCs cannot be.
+        let e = QRouting::new(&t, 5, params(0.0, Some(6))).unwrap_err();
+        assert!(e.to_string().starts_with("simulation.num_vcs: "), "{e}");
     }
 
     #[test]
