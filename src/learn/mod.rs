@@ -1,5 +1,14 @@
-//! Learned routing: Q-routing, Q-adaptive (another session adds these files) and DQN-routing.
+//! Routing that learns while the network runs (seed-notes §1-2): Q-routing, Q-adaptive and
+//! DQN-routing. Each algorithm is a [`crate::routing::RoutingFunction`] whose per-run state is
+//! a [`crate::routing::RoutingSession`]; `nn` and `dqn` are the neural network and the DQN
+//! agent behind DQN-routing. `docs/learning.md` describes them.
 
+pub mod config;
 pub mod dqn;
 pub mod dqn_routing;
+pub mod feedback;
 pub mod nn;
+pub mod q_adaptive;
+pub mod q_routing;
+
+pub use config::{LEARNED, QConfig, build};

@@ -35,6 +35,8 @@ pub struct RoutingConfig {
     pub table_vcs: Option<[usize; 2]>,
     pub adaptive_vcs: Option<[usize; 2]>,
     pub escape_vcs: Option<[usize; 2]>,
+    /// `q_adaptive`, `q_routing`: the `[routing.q]` table of learning parameters.
+    pub q: Option<crate::learn::QConfig>,
     /// `dqn`: the `[routing.dqn]` table (DQN-routing; see docs/learning.md).
     pub dqn: Option<crate::learn::dqn_routing::DqnRoutingConfig>,
     /// Directory relative file names (`table`, `table_layers`) are resolved from; set by the
@@ -57,6 +59,7 @@ impl RoutingConfig {
             "table_vcs" => self.table_vcs.is_some(),
             "adaptive_vcs" => self.adaptive_vcs.is_some(),
             "escape_vcs" => self.escape_vcs.is_some(),
+            "q" => self.q.is_some(),
             "dqn" => self.dqn.is_some(),
             _ => unreachable!("not a [routing] field: {field}"),
         }
@@ -93,12 +96,14 @@ const FAMILIES: &[Family] = &[
     super::dragonfly::build,
     super::layered::build,
     super::table::route::build,
+    crate::learn::build,
     crate::learn::dqn_routing::build,
 ];
 
 /// Algorithm names known to the registry, for error messages.
 pub const ALGORITHMS: &str = "dor, duato, star, valiant, romm (mesh/torus); min, val_g, val_n, \
-ugal_g, ugal_n, par (dragonfly); dfsssp, updown, table (any topology); dqn (2-D torus)";
+ugal_g, ugal_n, par, q_adaptive (dragonfly); dfsssp, updown, table, q_routing (any topology); \
+dqn (2-D torus)";
 
 /// Builds the routing function named in `cfg` for `topo` with `num_vcs` VCs per channel.
 pub fn build_routing(
@@ -109,6 +114,9 @@ pub fn build_routing(
     // The table fields are checked here rather than in every family, which predate them.
     if cfg.algorithm != "table" {
         reject_fields(cfg, &cfg.algorithm, &TABLE_FIELDS)?;
+    }
+    if !crate::learn::LEARNED.contains(&cfg.algorithm.as_str()) {
+        reject_fields(cfg, &cfg.algorithm, &["q"])?;
     }
     if cfg.algorithm != "dqn" {
         reject_fields(cfg, &cfg.algorithm, &["dqn"])?;

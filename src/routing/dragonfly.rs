@@ -153,19 +153,19 @@ struct GlobalLink {
 #[derive(Clone, Debug)]
 pub struct DragonflyRouting {
     algorithm: DragonflyAlgorithm,
-    p: usize,
-    a: usize,
-    g: usize,
+    pub(crate) p: usize,
+    pub(crate) a: usize,
+    pub(crate) g: usize,
     num_vcs: usize,
     /// UGAL/PAR: non-minimal iff `cost_min > factor * cost_nonmin + bias`.
     factor: f64,
     bias: f64,
     /// First global port (`p + a - 1`).
-    first_global: usize,
+    pub(crate) first_global: usize,
     /// `links[from_group * g + to_group]`: the global links between the two groups.
     links: Vec<Vec<GlobalLink>>,
     /// Ejection port of every terminal.
-    ejection: super::Ejection,
+    pub(crate) ejection: super::Ejection,
     // Lookup tables of the hot path (route computation runs at every router a packet meets).
     /// Group and position in the group of every router.
     group_of: Vec<u32>,
@@ -184,7 +184,17 @@ const NO_PORT: u16 = u16::MAX;
 impl DragonflyRouting {
     /// Reads the global-link tables from `topo` and checks the local port numbering.
     pub fn new(algorithm: DragonflyAlgorithm, topo: &Topology, num_vcs: usize) -> Result<Self> {
-        let name = algorithm.name();
+        Self::with_name(algorithm, algorithm.name(), topo, num_vcs)
+    }
+
+    /// As [`DragonflyRouting::new`], with errors naming routing `name` (for algorithms built
+    /// on these tables, e.g. Q-adaptive).
+    pub(crate) fn with_name(
+        algorithm: DragonflyAlgorithm,
+        name: &str,
+        topo: &Topology,
+        num_vcs: usize,
+    ) -> Result<Self> {
         let shape_err = |reason: String| {
             Error::field(
                 "routing.algorithm",
@@ -304,8 +314,15 @@ impl DragonflyRouting {
         Ok(rf)
     }
 
-    fn group(&self, router: usize) -> usize {
+    pub(crate) fn group(&self, router: usize) -> usize {
         self.group_of[router] as usize
+    }
+
+    /// Whether `cur` itself holds a global link to group `t`.
+    pub(crate) fn has_link_to(&self, cur: usize, t: usize) -> bool {
+        self.links[self.group(cur) * self.g + t]
+            .iter()
+            .any(|l| l.router as usize == cur)
     }
 
     /// Local port of `from` leading to `to` (same group, different routers).
@@ -340,7 +357,7 @@ impl DragonflyRouting {
     }
 
     /// First port of the minimal (local, global, local) route from `cur` to router `target`.
-    fn port_to_router(&self, cur: usize, target: usize, salt: usize) -> usize {
+    pub(crate) fn port_to_router(&self, cur: usize, target: usize, salt: usize) -> usize {
         let t = self.group(target);
         if t == self.group(cur) {
             self.local_port(cur, target)
