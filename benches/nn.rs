@@ -47,6 +47,10 @@ fn hand_written(c: &mut Criterion) {
         group.bench_function(format!("forward1_{name}"), |b| {
             b.iter(|| black_box(net.forward(&mut ws, black_box(&obs))[0]))
         });
+        let obs32 = observations(BATCH, &mut rng);
+        group.bench_function(format!("forward32_{name}"), |b| {
+            b.iter(|| black_box(net.forward(&mut ws, black_box(&obs32))[0]))
+        });
         // Discount 0.99: the step includes the online and target passes on the next states
         // (with the routing default 0 they are skipped).
         let config = DqnConfig {
