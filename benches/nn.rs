@@ -64,6 +64,25 @@ fn hand_written(c: &mut Criterion) {
         group.bench_function(format!("train32_{name}"), |b| {
             b.iter(|| black_box(agent.train_on(black_box(&batch))))
         });
+        // The routing case: terminal transitions, discount 0, no next-state passes.
+        let mut routing = DqnAgent::new(
+            DqnConfig {
+                hidden: agent.config().hidden.clone(),
+                head_hidden: head,
+                ..DqnConfig::default()
+            },
+            INPUTS,
+            ACTIONS,
+            3,
+        )
+        .unwrap();
+        let terminal = Batch {
+            terminal: vec![true; BATCH],
+            ..batch.clone()
+        };
+        group.bench_function(format!("train32_terminal_{name}"), |b| {
+            b.iter(|| black_box(routing.train_on(black_box(&terminal))))
+        });
     }
     group.finish();
 }
