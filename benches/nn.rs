@@ -47,6 +47,10 @@ fn hand_written(c: &mut Criterion) {
         group.bench_function(format!("forward1_{name}"), |b| {
             b.iter(|| black_box(net.forward(&mut ws, black_box(&obs))[0]))
         });
+        let obs32 = observations(BATCH, &mut rng);
+        group.bench_function(format!("forward32_{name}"), |b| {
+            b.iter(|| black_box(net.forward(&mut ws, black_box(&obs32))[0]))
+        });
         // Discount 0.99: the step includes the online and target passes on the next states
         // (with the routing default 0 they are skipped).
         let config = DqnConfig {
@@ -59,6 +63,25 @@ fn hand_written(c: &mut Criterion) {
         let batch = batch(&mut rng);
         group.bench_function(format!("train32_{name}"), |b| {
             b.iter(|| black_box(agent.train_on(black_box(&batch))))
+        });
+        // The routing case: terminal transitions, discount 0, no next-state passes.
+        let mut routing = DqnAgent::new(
+            DqnConfig {
+                hidden: agent.config().hidden.clone(),
+                head_hidden: head,
+                ..DqnConfig::default()
+            },
+            INPUTS,
+            ACTIONS,
+            3,
+        )
+        .unwrap();
+        let terminal = Batch {
+            terminal: vec![true; BATCH],
+            ..batch.clone()
+        };
+        group.bench_function(format!("train32_terminal_{name}"), |b| {
+            b.iter(|| black_box(routing.train_on(black_box(&terminal))))
         });
     }
     group.finish();

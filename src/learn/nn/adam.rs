@@ -1,6 +1,6 @@
 //! Global gradient-norm clipping and Adam over a flat parameter vector.
 
-use super::dense::sum_squares;
+use super::dense::{dispatch, sum_squares};
 
 /// Euclidean norm of the whole gradient.
 pub fn grad_norm(grads: &[f32]) -> f32 {
@@ -67,15 +67,25 @@ impl Adam {
         let step = (self.lr as f64 / bc1) as f32;
         let inv_sqrt_bc2 = (1.0 / bc2.sqrt()) as f32;
         let (b1, b2, eps) = (self.beta1, self.beta2, self.eps);
-        for (((p, &g), m), v) in params
-            .iter_mut()
-            .zip(grads)
-            .zip(self.m.iter_mut())
-            .zip(self.v.iter_mut())
-        {
-            *m = b1 * *m + (1.0 - b1) * g;
-            *v = b2 * *v + (1.0 - b2) * g * g;
-            *p -= step * *m / (v.sqrt() * inv_sqrt_bc2 + eps);
-        }
+        let (m, v) = (&mut self.m[..], &mut self.v[..]);
+        dispatch!(update(
+            params,
+            grads,
+            m,
+            v,
+            [b1, b2, eps, step, inv_sqrt_bc2]
+        ))
+    }
+}
+
+/// The element-wise Adam update; `k` = beta1, beta2, eps, lr / (1 - beta1^t),
+/// 1 / sqrt(1 - beta2^t).
+#[inline(always)]
+fn update(params: &mut [f32], grads: &[f32], m: &mut [f32], v: &mut [f32], k: [f32; 5]) {
+    let [b1, b2, eps, step, inv_sqrt_bc2] = k;
+    for (((p, &g), m), v) in params.iter_mut().zip(grads).zip(m).zip(v) {
+        *m = b1 * *m + (1.0 - b1) * g;
+        *v = b2 * *v + (1.0 - b2) * g * g;
+        *p -= step * *m / (v.sqrt() * inv_sqrt_bc2 + eps);
     }
 }

@@ -101,6 +101,8 @@ pub struct Workspace {
     /// dLoss/d(pre-activation output) of each layer.
     delta: Vec<Vec<f32>>,
     q: Vec<f32>,
+    /// Transposed weights of the layer being differentiated.
+    wt: Vec<f32>,
 }
 
 impl Workspace {
@@ -316,7 +318,15 @@ impl DuelingNet {
                 None => (&ws.input[..], None),
             };
             let (gw, gb) = grads[layer.w..layer.b + layer.fan_out].split_at_mut(layer.b - layer.w);
-            dense::backward(&self.params[layer.weights()], input, &rest[0], gw, gb, dx);
+            dense::backward(
+                &self.params[layer.weights()],
+                input,
+                &rest[0],
+                gw,
+                gb,
+                dx,
+                &mut ws.wt,
+            );
         }
     }
 }

@@ -87,6 +87,17 @@ fn check_gradient(
     objective: &dyn Fn(&[f64]) -> f64,
     dq: &[f32],
 ) -> usize {
+    check_gradient_every(net, x, objective, dq, 1)
+}
+
+/// `check_gradient` on every `stride`-th parameter of each group (wide networks).
+fn check_gradient_every(
+    net: &DuelingNet,
+    x: &[f32],
+    objective: &dyn Fn(&[f64]) -> f64,
+    dq: &[f32],
+    stride: usize,
+) -> usize {
     let n_in = net.shape().inputs;
     let mut ws = Workspace::new();
     net.forward(&mut ws, x);
@@ -106,7 +117,7 @@ fn check_gradient(
     let mut checked = 0;
     for group in net.param_groups() {
         let mut largest = 0.0f64;
-        for p in group.range.clone() {
+        for p in group.range.clone().step_by(stride) {
             let saved = params[p];
             params[p] = saved + h;
             let up = eval(&params);
@@ -232,6 +243,75 @@ fn gradient_of_huber_and_mse_losses_matches_central_differences() {
             assert!((objective(&q64) - value as f64).abs() < 1e-5);
             check_gradient(&net, &x, &objective, &dq);
         }
+    }
+}
+
+/// Wider than a register tile (64) and not a multiple of it, so that both the tiled loops
+/// and their remainders run.
+fn wide_shape() -> NetShape {
+    NetShape {
+        inputs: 13,
+        hidden: vec![70, 130],
+        head_hidden: 66,
+        actions: 4,
+    }
+}
+
+#[test]
+fn wide_network_matches_reference_and_central_differences() {
+    let mut rng = ChaCha8Rng::seed_from_u64(8);
+    let net = DuelingNet::new(wide_shape(), Init::TorchDefault, &mut rng);
+    let rows = 3;
+    let x = random_vec(&mut rng, rows * 13, -1.0, 1.0);
+    let mut ws = Workspace::new();
+    let q = net.forward(&mut ws, &x).to_vec();
+    let params: Vec<f64> = net.params().iter().map(|&p| p as f64).collect();
+    for (row, qr) in x.chunks_exact(13).zip(q.chunks_exact(4)) {
+        let row64: Vec<f64> = row.iter().map(|&v| v as f64).collect();
+        for (r, &q) in reference_q(&net, &params, &row64).iter().zip(qr) {
+            assert!((r - q as f64).abs() < 1e-5, "{r} vs {q}");
+        }
+    }
+    let c = random_vec(&mut rng, rows * 4, -1.0, 1.0);
+    let objective = |q: &[f64]| q.iter().zip(&c).map(|(q, &c)| q * c as f64).sum();
+    let checked = check_gradient_every(&net, &x, &objective, &c, 7);
+    assert!(checked > net.num_params() / 8);
+}
+
+#[test]
+fn avx2_and_baseline_kernels_agree_bit_for_bit() {
+    use super::dense::{backward, backward_kernel, forward, forward_kernel};
+    let mut rng = ChaCha8Rng::seed_from_u64(9);
+    let (fan_in, fan_out, rows) = (70, 133, 5);
+    let w = random_vec(&mut rng, fan_in * fan_out, -0.3, 0.3);
+    let bias = random_vec(&mut rng, fan_out, -0.3, 0.3);
+    // ReLU-like inputs: about half exactly zero.
+    let x: Vec<f32> = random_vec(&mut rng, rows * fan_in, -1.0, 1.0)
+        .into_iter()
+        .map(|v| v.max(0.0))
+        .collect();
+    let (mut y1, mut y2) = (vec![0.0; rows * fan_out], vec![0.0; rows * fan_out]);
+    forward(&w, &bias, &x, &mut y1, true);
+    forward_kernel(&w, &bias, &x, &mut y2, true);
+    assert_eq!(y1, y2);
+    let dy = random_vec(&mut rng, rows * fan_out, -1.0, 1.0);
+    let run = |kernel: bool| {
+        let mut gw = vec![0.0; w.len()];
+        let mut gb = vec![0.0; fan_out];
+        let mut dx = vec![0.0; x.len()];
+        let mut wt = Vec::new();
+        if kernel {
+            backward_kernel(&w, &x, &dy, &mut gw, &mut gb, Some(&mut dx), &mut wt);
+        } else {
+            backward(&w, &x, &dy, &mut gw, &mut gb, Some(&mut dx), &mut wt);
+        }
+        (gw, gb, dx)
+    };
+    let (a, b) = (run(false), run(true));
+    assert_eq!(a, b);
+    // And both are right: dx is zero exactly where the input is.
+    for (d, &xi) in a.2.iter().zip(&x) {
+        assert_eq!(*d == 0.0, xi == 0.0);
     }
 }
 
