@@ -127,8 +127,19 @@ fn every_bundled_simulation_problem_runs() {
         "mesh8x8-uniform",
         "mesh4x4x4-transpose",
         "torus4x4-dqn-baseline",
+        "torus4x4-dqn",
+        "torus4x4-dqn-busy-and-full",
+        "torus4x4-dpsnn-556hz",
         "dragonfly-1056-ur",
         "dragonfly-1056-adv1",
+        "dragonfly-1056-adv4",
+        "dragonfly-1056-qadaptive-ur",
+        "dragonfly-1056-qadaptive-adv1",
+        "dragonfly-1056-qadaptive-adv4",
+        "dragonfly-1056-qadaptive-dynamic",
+        "dragonfly-2550-adv1",
+        "dragonfly-2550-qadaptive-ur",
+        "dragonfly-2550-qadaptive-adv1",
     ] {
         let file = format!("problems/{name}.toml");
         let text = std::fs::read_to_string(&file).unwrap();
@@ -148,12 +159,65 @@ fn every_bundled_simulation_problem_runs() {
             .collect::<Vec<_>>()
             .join("\n");
         std::fs::write(&short, text).unwrap();
-        let v = json(&["simulate", short.to_str().unwrap(), "--json"]);
+        let v = json(&["simulate", short.to_str().unwrap(), "--json", "--no-bound"]);
         let point = &v["points"][0];
         assert!(point["deadlock"].is_null(), "{name}: {point}");
         assert_eq!(point["counters"]["misdelivered"], 0, "{name}");
         assert_eq!(point["counters"]["out_of_order"], 0, "{name}");
     }
+}
+
+#[test]
+fn simulate_normalises_loads_and_records_timelines() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = small_problem(dir.path(), "");
+    // Loads as fractions of the injection bandwidth (1 flit/cycle here), as a list.
+    let v = json(&[
+        "simulate",
+        &p,
+        "--sweep",
+        "0.05,0.15",
+        "--normalise",
+        "injection",
+        "--timeline",
+        "500",
+        "--warmup",
+        "1000",
+        "--measure",
+        "2000",
+        "--json",
+    ]);
+    assert_eq!(v["normalised"]["by"], "injection");
+    assert_eq!(v["normalised"]["reference"], 1.0);
+    assert_eq!(v["simulation"]["warmup_cycles"], 1000);
+    let points = v["points"].as_array().unwrap();
+    assert_eq!(points.len(), 2);
+    for (p, want) in points.iter().zip([0.05, 0.15]) {
+        assert!((p["load"].as_f64().unwrap() - want).abs() < 1e-12);
+        assert!((p["load_normalised"].as_f64().unwrap() - want).abs() < 1e-12);
+        let windows = p["timeline"].as_array().unwrap();
+        // From cycle 0 through the drain: every window of 500 cycles holds deliveries.
+        assert!(windows.len() >= 6, "{}", windows.len());
+        for (k, w) in windows.iter().enumerate() {
+            assert_eq!(w["start"].as_u64().unwrap(), 500 * k as u64);
+            assert!(w["packets"].as_u64().unwrap() > 0 && w["latency_avg"].as_f64().unwrap() > 0.0);
+        }
+    }
+    // Against the routing throughput bound: the given load is that fraction of it.
+    let v = json(&[
+        "simulate",
+        &p,
+        "--load",
+        "0.5",
+        "--normalise",
+        "bound",
+        "--json",
+    ]);
+    let reference = v["normalised"]["reference"].as_f64().unwrap();
+    let load = v["points"][0]["load"].as_f64().unwrap();
+    assert!((load - 0.5 * reference).abs() < 1e-12);
+    let err = error_line(&["simulate", &p, "--normalise", "bound", "--no-bound"]);
+    assert!(err.contains("--normalise bound"), "{err}");
 }
 
 #[test]
