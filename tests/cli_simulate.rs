@@ -203,6 +203,29 @@ fn simulate_normalises_loads_and_records_timelines() {
             assert!(w["packets"].as_u64().unwrap() > 0 && w["latency_avg"].as_f64().unwrap() > 0.0);
         }
     }
+    // The same points plotted again from the saved JSON, without simulating.
+    let saved = dir.path().join("run.json");
+    std::fs::write(&saved, serde_json::to_string(&v).unwrap()).unwrap();
+    let svg = dir.path().join("timeline.svg");
+    let out = fabricopt(&[
+        "simulate",
+        "--from-json",
+        saved.to_str().unwrap(),
+        "--timeline-plot",
+        svg.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(
+        text.contains("<svg") && text.contains("@ 0.1500"),
+        "one curve per load"
+    );
+    let err = error_line(&["simulate", "--from-json", saved.to_str().unwrap()]);
+    assert!(err.contains("--plot"), "{err}");
     // Against the routing throughput bound: the given load is that fraction of it.
     let v = json(&[
         "simulate",

@@ -20,7 +20,8 @@ use crate::traffic::Traffic;
 #[derive(Args, Debug)]
 pub struct SimulateArgs {
     /// Problem file with [topology], [routing], [[traffic]] and [simulation] tables.
-    pub problem: PathBuf,
+    #[arg(required_unless_present = "from_json")]
+    pub problem: Option<PathBuf>,
     /// Simulate one offered load (flits per terminal per cycle) instead of the file's.
     #[arg(long, conflicts_with = "sweep")]
     pub load: Option<f64>,
@@ -69,6 +70,64 @@ pub struct SimulateArgs {
     /// Override `simulation.measure_cycles`.
     #[arg(long, value_name = "CYCLES")]
     pub measure: Option<u64>,
+    /// Do not simulate: draw `--plot` / `--timeline-plot` from the points of earlier
+    /// `simulate --json` outputs (with or without `--compare`), one curve per routing.
+    #[arg(long, value_delimiter = ',', value_name = "FILE.json,...")]
+    pub from_json: Vec<PathBuf>,
+}
+
+/// The curves of an earlier `simulate --json` output: (routing, points).
+fn curves_from_json(path: &Path) -> Result<Vec<(String, Vec<LoadPoint>)>> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("--from-json: cannot read {}", path.display()))?;
+    let v: serde_json::Value = serde_json::from_str(&text)
+        .with_context(|| format!("--from-json: {} is not JSON", path.display()))?;
+    let parse = |routing: &serde_json::Value, points: &serde_json::Value| -> Result<_> {
+        let name = routing.as_str().unwrap_or("routing").to_string();
+        let points: Vec<LoadPoint> = serde_json::from_value(points.clone()).with_context(|| {
+            format!(
+                "--from-json: {}: `points` are not simulate points",
+                path.display()
+            )
+        })?;
+        Ok((name, points))
+    };
+    match v.get("routings").and_then(|r| r.as_array()) {
+        Some(list) => list
+            .iter()
+            .map(|r| parse(&r["routing"], &r["points"]))
+            .collect(),
+        None if v.get("points").is_some() => Ok(vec![parse(&v["routing"], &v["points"])?]),
+        None => bail!(
+            "--from-json: {}: neither `points` nor `routings` (not a simulate --json output)",
+            path.display()
+        ),
+    }
+}
+
+/// `--from-json`: the plots of earlier runs.
+fn replot(args: &SimulateArgs, paths: &[PathBuf]) -> Result<()> {
+    let mut results = Vec::new();
+    for path in paths {
+        results.extend(curves_from_json(path)?);
+    }
+    let curves: Vec<(&str, &[LoadPoint])> = results
+        .iter()
+        .map(|(label, points)| (label.as_str(), points.as_slice()))
+        .collect();
+    let title = paths[0]
+        .file_stem()
+        .map_or(String::new(), |s| s.to_string_lossy().to_string());
+    if args.plot.is_none() && args.timeline_plot.is_none() {
+        bail!("--from-json: give --plot and/or --timeline-plot");
+    }
+    if let Some(p) = &args.plot {
+        latency_plot(p, &title, &curves, None)?;
+    }
+    if let Some(p) = &args.timeline_plot {
+        timeline_plot(p, &title, &curves)?;
+    }
+    Ok(())
 }
 
 /// What `--normalise` divides loads and throughputs by.
@@ -471,7 +530,13 @@ fn truncate(text: &str, width: usize) -> String {
 }
 
 pub fn run(args: &SimulateArgs) -> Result<()> {
-    let mut setup = Setup::load(&args.problem, args.seed)?;
+    if !args.from_json.is_empty() {
+        return replot(args, &args.from_json);
+    }
+    let Some(problem) = &args.problem else {
+        bail!("simulate: a PROBLEM file is required");
+    };
+    let mut setup = Setup::load(problem, args.seed)?;
     if let Some(w) = args.timeline {
         if w == 0 {
             bail!("--timeline: must be at least 1 cycle");

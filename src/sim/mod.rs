@@ -21,7 +21,7 @@ use crate::topology::Topology;
 use crate::traffic::Traffic;
 
 /// The result of simulating one offered load.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct LoadPoint {
     /// Offered load asked for (flits per terminal per cycle, class 0's `load`).
     pub load: f64,
@@ -35,10 +35,13 @@ pub struct LoadPoint {
     pub latency_p95: f64,
     pub latency_p99: f64,
     pub latency_max: f64,
+    #[serde(default)]
     pub latency_sd: f64,
     pub network_latency_avg: f64,
     pub network_latency_p99: f64,
+    #[serde(default)]
     pub network_latency_max: f64,
+    #[serde(default)]
     pub network_latency_sd: f64,
     pub hops_avg: f64,
     pub saturated: bool,
@@ -51,10 +54,10 @@ pub struct LoadPoint {
     pub wall_seconds: f64,
     pub counters: Counters,
     /// Latency per `timeline_window` cycles over the measured run (when asked for).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub timeline: Vec<TimelineWindow>,
     /// A learned routing's own report of the measured run (decisions, rewards, ...).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub routing_report: Option<serde_json::Value>,
 }
 

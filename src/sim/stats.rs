@@ -44,7 +44,7 @@ pub struct Collector {
     classes: Vec<ClassAcc>,
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct LatencyStats {
     pub avg: f64,
     /// 95% confidence half-width of `avg` (batch means); null when undefined.
@@ -54,10 +54,11 @@ pub struct LatencyStats {
     pub p99: f64,
     pub max: f64,
     /// Standard deviation over packets (population).
+    #[serde(default)]
     pub sd: f64,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct ClassStats {
     /// Measured packets delivered.
     pub packets: u64,
@@ -219,7 +220,7 @@ fn latency_stats(values: &mut [u64], batch_means: &[f64]) -> LatencyStats {
 }
 
 /// Latency of the packets delivered in one window of a [`Timeline`].
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct TimelineWindow {
     /// First cycle of the window.
     pub start: u64,

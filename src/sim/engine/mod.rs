@@ -237,7 +237,7 @@ const VC_ALLOC: u8 = 1; // routed, waiting for an output VC
 const ACTIVE: u8 = 2; // holds an output VC; flits go through switch allocation
 
 /// Why a run stopped early, or what it found.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DeadlockReport {
     pub cycle: u64,
     /// The input VCs (router, port, vc) that wait on each other in a cycle.
@@ -246,7 +246,7 @@ pub struct DeadlockReport {
 }
 
 /// Counters checked by the invariant tests.
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Counters {
     pub packets_created: u64,
     pub packets_delivered: u64,
@@ -258,6 +258,7 @@ pub struct Counters {
     pub out_of_order: u64,
     pub dropped_at_source: u64,
     /// Control packets (a learned routing's acks) created; included in `packets_created`.
+    #[serde(default)]
     pub control_packets: u64,
 }
 
