@@ -372,12 +372,6 @@ impl RoutingSession for QAdaptiveSession {
         }
     }
 
-    fn init_packet(&mut self, _: u64, _: &PacketInfo, _: &mut RouteState, _: &mut RouteRng) {}
-
-    fn injection_vcs(&self, _: &PacketInfo, _: &RouteState, num_vcs: usize) -> VcRange {
-        VcRange::new(0, num_vcs)
-    }
-
     fn route(
         &mut self,
         _now: u64,
@@ -388,17 +382,6 @@ impl RoutingSession for QAdaptiveSession {
         out: &mut Vec<Candidate>,
     ) {
         self.shared.route(&self.q, ctx, pkt, state, rng, out);
-    }
-
-    fn on_forward(
-        &mut self,
-        _: u64,
-        _: &RouteContext,
-        _: &PacketInfo,
-        _: Candidate,
-        _: usize,
-        _: &mut RouteState,
-    ) {
     }
 
     fn on_head_arrival(

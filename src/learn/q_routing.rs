@@ -341,12 +341,6 @@ impl RoutingSession for QRoutingSession {
         }
     }
 
-    fn init_packet(&mut self, _: u64, _: &PacketInfo, _: &mut RouteState, _: &mut RouteRng) {}
-
-    fn injection_vcs(&self, _: &PacketInfo, _: &RouteState, num_vcs: usize) -> VcRange {
-        VcRange::new(0, num_vcs)
-    }
-
     fn route(
         &mut self,
         _now: u64,
@@ -357,17 +351,6 @@ impl RoutingSession for QRoutingSession {
         out: &mut Vec<Candidate>,
     ) {
         self.shared.route(&self.q, ctx, pkt, state, rng, out);
-    }
-
-    fn on_forward(
-        &mut self,
-        _: u64,
-        _: &RouteContext,
-        _: &PacketInfo,
-        _: Candidate,
-        _: usize,
-        _: &mut RouteState,
-    ) {
     }
 
     fn on_head_arrival(

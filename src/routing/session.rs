@@ -57,13 +57,16 @@ pub trait RoutingSession: Send {
 
     fn init_packet(
         &mut self,
-        now: u64,
-        pkt: &PacketInfo,
-        state: &mut RouteState,
-        rng: &mut RouteRng,
-    );
+        _now: u64,
+        _pkt: &PacketInfo,
+        _state: &mut RouteState,
+        _rng: &mut RouteRng,
+    ) {
+    }
 
-    fn injection_vcs(&self, pkt: &PacketInfo, state: &RouteState, num_vcs: usize) -> VcRange;
+    fn injection_vcs(&self, _pkt: &PacketInfo, _state: &RouteState, num_vcs: usize) -> VcRange {
+        VcRange::new(0, num_vcs)
+    }
 
     fn route(
         &mut self,
@@ -77,13 +80,14 @@ pub trait RoutingSession: Send {
 
     fn on_forward(
         &mut self,
-        now: u64,
-        ctx: &RouteContext,
-        pkt: &PacketInfo,
-        chosen: Candidate,
-        vc: usize,
-        state: &mut RouteState,
-    );
+        _now: u64,
+        _ctx: &RouteContext,
+        _pkt: &PacketInfo,
+        _chosen: Candidate,
+        _vc: usize,
+        _state: &mut RouteState,
+    ) {
+    }
 
     /// The head flit of a packet (control packets included) arrived at input `in_port` of
     /// `router` (from a terminal or another router), before it is routed there.

@@ -163,15 +163,7 @@ impl Engine<'_> {
                 return;
             }
         }
-        let info = PacketInfo {
-            id: 0,
-            src_terminal: np.src,
-            dst_terminal: np.dst,
-            src_router: self.net.term_router[np.src as usize],
-            dst_router: self.net.term_router[np.dst as usize],
-            size: np.size.max(1),
-            class: np.class,
-        };
+        let info = self.new_packet_info(np.src, np.dst, np.size, np.class);
         let mut route = RouteState::default();
         self.session
             .init_packet(self.now, &info, &mut route, &mut self.rng);
@@ -193,6 +185,22 @@ impl Engine<'_> {
         self.queue[t].push_back(slot);
         self.queued_per_source[source] += 1;
         self.total_queued += 1;
+        self.activate_nic(t);
+    }
+
+    fn new_packet_info(&self, src: u32, dst: u32, size: u32, class: u8) -> PacketInfo {
+        PacketInfo {
+            id: 0,
+            src_terminal: src,
+            dst_terminal: dst,
+            src_router: self.net.term_router[src as usize],
+            dst_router: self.net.term_router[dst as usize],
+            size: size.max(1),
+            class,
+        }
+    }
+
+    fn activate_nic(&mut self, t: usize) {
         if !self.nics[t].active {
             self.nics[t].active = true;
             self.nic_active.push(t as u32);
@@ -205,15 +213,7 @@ impl Engine<'_> {
     pub(super) fn create_control_packets(&mut self) {
         let mut list = std::mem::take(&mut self.control_out);
         for cp in list.drain(..) {
-            let info = PacketInfo {
-                id: 0,
-                src_terminal: cp.from,
-                dst_terminal: cp.to,
-                src_router: self.net.term_router[cp.from as usize],
-                dst_router: self.net.term_router[cp.to as usize],
-                size: cp.size.max(1),
-                class: CONTROL_CLASS,
-            };
+            let info = self.new_packet_info(cp.from, cp.to, cp.size, CONTROL_CLASS);
             let packet = Packet {
                 info,
                 route: cp.state,
@@ -233,10 +233,7 @@ impl Engine<'_> {
                 .count();
             // The NIC may be sending the queue's front packet already: it left the queue.
             self.queue[t].insert(pos, slot);
-            if !self.nics[t].active {
-                self.nics[t].active = true;
-                self.nic_active.push(t as u32);
-            }
+            self.activate_nic(t);
         }
         self.control_out = list;
     }
