@@ -244,3 +244,41 @@ fn q_config_errors_in_problem_files_name_the_field() {
         "{err}"
     );
 }
+
+#[test]
+fn frozen_sessions_neither_learn_nor_explore() {
+    for algorithm in ["q_adaptive", "q_routing"] {
+        let s = setup(&problem(
+            &format!("algorithm = \"{algorithm}\"\n[routing.q]\nepsilon = 0.5"),
+            r#"pattern = "uniform""#,
+            0.005,
+            0,
+            20_000,
+        ));
+        let run = |learning: bool| {
+            let mut session = s.routing.learning_session(7).unwrap();
+            session.set_learning(learning);
+            let mut e =
+                Engine::with_session(&s.topo, session, s.traffic.clone(), s.params.clone(), 1);
+            e.enable_log();
+            assert_eq!(e.run(), RunEnd::Completed);
+            let hops: u32 = e.take_log().iter().map(|p| p.hops).sum();
+            let any = e.session().as_any().unwrap();
+            let updates = match any.downcast_ref::<QAdaptiveSession>() {
+                Some(q) => q.updates(),
+                None => any.downcast_ref::<QRoutingSession>().unwrap().updates(),
+            };
+            (updates, hops)
+        };
+        let (learned, hops_learning) = run(true);
+        let (frozen, hops_frozen) = run(false);
+        assert!(learned > 1_000, "{algorithm}: {learned}");
+        assert_eq!(frozen, 0, "{algorithm}: a frozen session learns nothing");
+        // Epsilon 0.5 sends half the decisions to random ports: many more hops than the
+        // greedy choice on the initial (hop-count) values.
+        assert!(
+            hops_learning as f64 > 1.2 * hops_frozen as f64,
+            "{algorithm}: {hops_learning} vs {hops_frozen}"
+        );
+    }
+}

@@ -108,6 +108,7 @@ impl Shared {
         cur: usize,
         pkt: &PacketInfo,
         hops: u16,
+        explore: bool,
         rng: &mut RouteRng,
     ) -> usize {
         let df = &self.df;
@@ -141,7 +142,7 @@ impl Shared {
                 best
             }
         };
-        if self.params.epsilon > 0.0 && rng.random::<f64>() < self.params.epsilon {
+        if explore && self.params.epsilon > 0.0 && rng.random::<f64>() < self.params.epsilon {
             let ports = self.net_ports(cur);
             usize::from(ports[rng.random_range(0..ports.len())])
         } else {
@@ -149,12 +150,15 @@ impl Shared {
         }
     }
 
+    // The table and the exploration switch are the session's, the rest the engine's call.
+    #[allow(clippy::too_many_arguments)]
     fn route(
         &self,
         q: &QTable,
         ctx: &RouteContext,
         pkt: &PacketInfo,
         state: &RouteState,
+        explore: bool,
         rng: &mut RouteRng,
         out: &mut Vec<Candidate>,
     ) {
@@ -165,7 +169,7 @@ impl Shared {
         {
             return;
         }
-        let port = self.choose(q, ctx.router, pkt, state.hops, rng);
+        let port = self.choose(q, ctx.router, pkt, state.hops, explore, rng);
         debug_assert!(usize::from(state.hops) < MAX_HOPS, "{state:?}");
         out.push(Candidate {
             port: port as u16,
@@ -313,7 +317,7 @@ impl RoutingFunction for QAdaptive {
         out: &mut Vec<Candidate>,
     ) {
         let s = &*self.shared;
-        s.route(&s.initial, ctx, pkt, state, rng, out);
+        s.route(&s.initial, ctx, pkt, state, true, rng, out);
     }
 
     fn learning_session(&self, _seed: u64) -> Option<Box<dyn RoutingSession>> {
@@ -329,6 +333,8 @@ pub struct QAdaptiveSession {
     q: QTable,
     feedback: FeedbackQueue,
     updates: u64,
+    /// Off (`set_learning(false)`): no exploration, no updates.
+    learning: bool,
 }
 
 impl QAdaptiveSession {
@@ -337,6 +343,7 @@ impl QAdaptiveSession {
             q: shared.initial.clone(),
             feedback: FeedbackQueue::new(shared.max_latency),
             updates: 0,
+            learning: true,
             shared,
         }
     }
@@ -381,7 +388,8 @@ impl RoutingSession for QAdaptiveSession {
         rng: &mut RouteRng,
         out: &mut Vec<Candidate>,
     ) {
-        self.shared.route(&self.q, ctx, pkt, state, rng, out);
+        self.shared
+            .route(&self.q, ctx, pkt, state, self.learning, rng, out);
     }
 
     fn on_head_arrival(
@@ -395,6 +403,9 @@ impl RoutingSession for QAdaptiveSession {
         // Arrival cycles modulo 2^32: differences stay right as long as a hop takes less.
         let arrived_at_x = state.aux;
         state.aux = now as u32;
+        if !self.learning {
+            return;
+        }
         let s = &*self.shared;
         let up = s.upstream[router * s.k + in_port];
         if up.router == NO_ROUTER {
@@ -426,6 +437,10 @@ impl RoutingSession for QAdaptiveSession {
             rates.update(q.at_mut(index as usize), target);
             *updates += 1;
         });
+    }
+
+    fn set_learning(&mut self, on: bool) {
+        self.learning = on;
     }
 
     fn as_any(&self) -> Option<&dyn Any> {

@@ -77,7 +77,15 @@ impl Shared {
     }
 
     /// The port at `cur` (not `dst`) for a packet that has taken `hops` hops.
-    fn choose(&self, q: &QTable, cur: usize, dst: usize, hops: usize, rng: &mut RouteRng) -> u16 {
+    fn choose(
+        &self,
+        q: &QTable,
+        cur: usize,
+        dst: usize,
+        hops: usize,
+        explore: bool,
+        rng: &mut RouteRng,
+    ) -> u16 {
         let out = self.graph.out(cur);
         let budget = self.max_hops.saturating_sub(hops + 1);
         let allowed = |i: usize| self.dist(out[i].peer as usize, dst) <= budget;
@@ -98,7 +106,7 @@ impl Shared {
                 .unwrap_or(0);
             return out[nearest].port;
         }
-        if self.epsilon > 0.0 && rng.random::<f64>() < self.epsilon {
+        if explore && self.epsilon > 0.0 && rng.random::<f64>() < self.epsilon {
             let k = rng.random_range(0..count);
             let i = (0..out.len())
                 .filter(|&i| allowed(i))
@@ -109,12 +117,15 @@ impl Shared {
         out[best].port
     }
 
+    // The table and the exploration switch are the session's, the rest the engine's call.
+    #[allow(clippy::too_many_arguments)]
     fn route(
         &self,
         q: &QTable,
         ctx: &RouteContext,
         pkt: &PacketInfo,
         state: &RouteState,
+        explore: bool,
         rng: &mut RouteRng,
         out: &mut Vec<Candidate>,
     ) {
@@ -125,7 +136,7 @@ impl Shared {
             return;
         }
         let hops = usize::from(state.hops);
-        let port = self.choose(q, ctx.router, pkt.dst_router as usize, hops, rng);
+        let port = self.choose(q, ctx.router, pkt.dst_router as usize, hops, explore, rng);
         out.push(Candidate {
             port,
             vcs: self.blocks[hops.min(self.max_hops - 1)],
@@ -285,7 +296,7 @@ impl RoutingFunction for QRouting {
         out: &mut Vec<Candidate>,
     ) {
         let s = &*self.shared;
-        s.route(&s.initial, ctx, pkt, state, rng, out);
+        s.route(&s.initial, ctx, pkt, state, true, rng, out);
     }
 
     fn learning_session(&self, _seed: u64) -> Option<Box<dyn RoutingSession>> {
@@ -293,6 +304,7 @@ impl RoutingFunction for QRouting {
             q: self.shared.initial.clone(),
             feedback: FeedbackQueue::new(self.shared.max_latency),
             updates: 0,
+            learning: true,
             shared: self.shared.clone(),
         }))
     }
@@ -305,6 +317,8 @@ pub struct QRoutingSession {
     q: QTable,
     feedback: FeedbackQueue,
     updates: u64,
+    /// Off (`set_learning(false)`): no exploration, no updates.
+    learning: bool,
 }
 
 impl QRoutingSession {
@@ -350,7 +364,8 @@ impl RoutingSession for QRoutingSession {
         rng: &mut RouteRng,
         out: &mut Vec<Candidate>,
     ) {
-        self.shared.route(&self.q, ctx, pkt, state, rng, out);
+        self.shared
+            .route(&self.q, ctx, pkt, state, self.learning, rng, out);
     }
 
     fn on_head_arrival(
@@ -363,6 +378,9 @@ impl RoutingSession for QRoutingSession {
     ) {
         let arrived_at_x = state.aux;
         state.aux = now as u32;
+        if !self.learning {
+            return;
+        }
         let s = &*self.shared;
         let up = s.upstream[s.port_base[router] as usize + in_port];
         if up.router == NO_ROUTER {
@@ -389,6 +407,10 @@ impl RoutingSession for QRoutingSession {
             rates.update(q.at_mut(index as usize), target);
             *updates += 1;
         });
+    }
+
+    fn set_learning(&mut self, on: bool) {
+        self.learning = on;
     }
 
     fn as_any(&self) -> Option<&dyn Any> {
