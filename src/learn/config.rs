@@ -169,11 +169,7 @@ pub fn build(
     if !LEARNED.contains(&name) {
         return Ok(None);
     }
-    reject_fields(
-        cfg,
-        name,
-        &["ugal_factor", "ugal_bias", "max_layers", "root"],
-    )?;
+    reject_fields(cfg, name, &crate::routing::config::CLASSICAL_FIELDS)?;
     let q = cfg.q.clone().unwrap_or_default();
     Ok(Some(if name == "q_adaptive" {
         Box::new(QAdaptive::new(topo, num_vcs, q.q_adaptive()?)?)

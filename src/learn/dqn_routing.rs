@@ -24,6 +24,7 @@
 
 use std::any::Any;
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::sync::Arc;
 
 use rand::Rng;
@@ -303,11 +304,7 @@ pub fn build(
     if cfg.algorithm != "dqn" {
         return Ok(None);
     }
-    crate::routing::config::reject_fields(
-        cfg,
-        "dqn",
-        &["ugal_factor", "ugal_bias", "max_layers", "root"],
-    )?;
+    crate::routing::config::reject_fields(cfg, "dqn", &crate::routing::config::CLASSICAL_FIELDS)?;
     let config = cfg.dqn.clone().unwrap_or_default();
     Ok(Some(Box::new(DqnRouting::new(topo, num_vcs, config)?)))
 }
@@ -345,7 +342,6 @@ pub struct DqnStats {
     pub reward_sum: f64,
     /// Acks that found no pending entry (routed by DOR instead; should stay 0).
     pub acks_unmatched: u64,
-    pub training_steps: u64,
 }
 
 /// The per-run state of DQN-routing: agents, pending tables, episodes.
@@ -504,12 +500,16 @@ impl DqnSession {
         rng: &mut RouteRng,
         out: &mut Vec<Candidate>,
     ) {
-        let table = &mut self.pending[ctx.router];
-        let serial = state.intermediate;
-        let entry = table.get_mut(&serial).and_then(Vec::pop);
-        if table.get(&serial).is_some_and(Vec::is_empty) {
-            table.remove(&serial);
-        }
+        let entry = match self.pending[ctx.router].entry(state.intermediate) {
+            Entry::Occupied(mut list) => {
+                let e = list.get_mut().pop();
+                if list.get().is_empty() {
+                    list.remove();
+                }
+                e
+            }
+            Entry::Vacant(_) => None,
+        };
         let Some(entry) = entry else {
             self.stats.acks_unmatched += 1;
             let geo = self.geo.clone();
@@ -550,7 +550,6 @@ impl DqnSession {
                 reward,
                 next_obs: None,
             });
-            self.stats.training_steps = self.agents.iter().map(|a| a.training_steps()).sum();
         }
     }
 }
@@ -672,6 +671,12 @@ impl RoutingSession for DqnSession {
     fn report(&self) -> Option<serde_json::Value> {
         let mut v = serde_json::to_value(&self.stats).ok()?;
         v["learning"] = self.learning.into();
+        v["training_steps"] = self
+            .agents
+            .iter()
+            .map(|a| a.training_steps())
+            .sum::<u64>()
+            .into();
         v["epsilon"] = self
             .agents
             .iter()

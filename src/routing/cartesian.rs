@@ -90,11 +90,7 @@ pub fn build(
         return Ok(None);
     };
     let name = algorithm.name();
-    super::config::reject_fields(
-        cfg,
-        name,
-        &["ugal_factor", "ugal_bias", "max_layers", "root"],
-    )?;
+    super::config::reject_fields(cfg, name, &crate::routing::config::CLASSICAL_FIELDS)?;
     Ok(Some(Box::new(CartesianRouting::new(
         algorithm, topo, num_vcs,
     )?)))

@@ -66,6 +66,10 @@ impl RoutingConfig {
     }
 }
 
+/// Fields of the classical algorithms (UGAL/PAR, layered shortest paths, up*/down*), which
+/// every other family rejects.
+pub(crate) const CLASSICAL_FIELDS: [&str; 4] = ["ugal_factor", "ugal_bias", "max_layers", "root"];
+
 /// Fields of the `table` algorithm only.
 pub(crate) const TABLE_FIELDS: [&str; 6] = [
     "table",

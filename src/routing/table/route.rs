@@ -586,11 +586,7 @@ pub fn build(
     if cfg.algorithm != "table" {
         return Ok(None);
     }
-    crate::routing::config::reject_fields(
-        cfg,
-        "table",
-        &["ugal_factor", "ugal_bias", "max_layers", "root"],
-    )?;
+    crate::routing::config::reject_fields(cfg, "table", &crate::routing::config::CLASSICAL_FIELDS)?;
     let Some(file) = &cfg.table else {
         return Err(Error::field(
             "routing.table",
