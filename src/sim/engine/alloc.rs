@@ -40,7 +40,10 @@ impl Engine<'_> {
         ivc.out_port = out_port as u32;
         ivc.out_vc = vc as u8;
         ivc.ready = self.now + u64::from(self.p.vc_alloc_delay);
-        self.port_state[out_port].queue += ivc.len;
+        // The granted packet's buffered flits: all of them when the packet is not complete
+        // here yet, else its `size` (the flits behind its tail belong to later packets).
+        let size = self.packets[ivc.front.pkt as usize].info.size;
+        self.port_state[out_port].queue += ivc.len.min(size);
         // The requesting candidate is the first one that holds the granted VC.
         let chosen = self.cand_buf[iv * self.cand_stride + cand];
         let flit = self.front(iv);

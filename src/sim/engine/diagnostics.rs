@@ -68,6 +68,7 @@ impl Engine<'_> {
                 self.counters.flits_injected, self.counters.flits_ejected, buffered, on_wires
             ));
         }
+        self.check_output_queues()?;
         // For every channel into a router and VC: sender credits + flits on the channel +
         // flits buffered + credits on their way back == depth.
         let v = self.v;
@@ -107,6 +108,43 @@ impl Engine<'_> {
                         self.depth
                     ));
                 }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Engine<'_> {
+    /// The flits buffered in input VC `iv`, front first.
+    fn buffered(&self, iv: usize) -> impl Iterator<Item = Flit> + '_ {
+        let ivc = self.ivs[iv];
+        let behind = (1..ivc.len).map(move |k| {
+            let pos = (ivc.head + k - 1) % self.depth;
+            self.buf[self.buf_slot(iv, pos)]
+        });
+        (ivc.len > 0).then_some(ivc.front).into_iter().chain(behind)
+    }
+
+    /// Every port's output queue (what adaptive routing reads as congestion) equals the
+    /// buffered flits of the packets holding its output VCs.
+    fn check_output_queues(&self) -> Result<(), String> {
+        let mut expect = vec![0u64; self.port_state.len()];
+        for (iv, ivc) in self.ivs.iter().enumerate() {
+            if ivc.state == ACTIVE {
+                let own = self
+                    .buffered(iv)
+                    .take_while(|f| f.pkt == ivc.front.pkt)
+                    .count();
+                expect[ivc.out_port as usize] += own as u64;
+            }
+        }
+        for (port, (ps, &e)) in self.port_state.iter().zip(&expect).enumerate() {
+            if u64::from(ps.queue) != e {
+                return Err(format!(
+                    "output queue of global port {port} is {} but the packets holding its \
+                     VCs have {e} flits buffered",
+                    ps.queue
+                ));
             }
         }
         Ok(())

@@ -122,7 +122,9 @@ struct OutputVc {
 }
 
 /// The changing state of a global port: its output channel's next free cycle, its output
-/// queue (flits in ACTIVE input VCs routed to it) and the allocators' round-robin pointers.
+/// queue (the buffered flits of the packets that hold one of its output VCs; flits of later
+/// packets queued behind them count once their packet is granted) and the allocators'
+/// round-robin pointers.
 #[derive(Clone, Copy, Debug, Default)]
 struct PortState {
     free_at: u64,
@@ -573,7 +575,11 @@ impl<'a> Engine<'a> {
             self.buf[slot] = ev.flit;
         }
         self.ivs[iv].len = ivc.len + 1;
-        if ivc.state == ACTIVE {
+        // The output queue counts the flits of the packet that holds the output VC: an
+        // arrival counts when it belongs to that packet (flits arrive in order, so the
+        // packet's flits are the buffered ones from the front, and with none buffered the
+        // arrival is the packet's next flit).
+        if ivc.state == ACTIVE && (ivc.len == 0 || ivc.front.pkt == ev.flit.pkt) {
             self.port_state[ivc.out_port as usize].queue += 1;
         }
         if ivc.len == 0 {
