@@ -86,6 +86,20 @@ pub enum Rejection {
     BusyAndFull,
 }
 
+/// How acks travel back to the deciding routers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AckTransport {
+    /// Control packets retracing the path on the escape VCs (the thesis): they load links
+    /// and buffers, and their reverse paths are not DOR paths, so the escape network's
+    /// deadlock freedom no longer covers them.
+    #[default]
+    Network,
+    /// Every decision on the path is rewarded the moment the head reaches the destination,
+    /// without traffic: deadlock-free.
+    Ideal,
+}
+
 /// The `[routing.dqn]` table.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -94,6 +108,8 @@ pub struct DqnRoutingConfig {
     pub hop_cap: Option<u16>,
     /// Flits of an ack (header, payload, footer).
     pub ack_flits: u32,
+    /// How acks travel (`network`, the thesis's, or `ideal`).
+    pub acks: AckTransport,
     /// Extra cycles a decision takes (inference), on top of the router's routing delay.
     pub decision_delay: u32,
     pub agent_scope: AgentScope,
@@ -110,6 +126,7 @@ impl Default for DqnRoutingConfig {
         DqnRoutingConfig {
             hop_cap: None,
             ack_flits: 3,
+            acks: AckTransport::Network,
             decision_delay: 0,
             agent_scope: AgentScope::XRing,
             policy: Policy::Learn,
@@ -265,6 +282,21 @@ impl RoutingFunction for DqnRouting {
 
     fn min_vcs(&self) -> usize {
         3
+    }
+
+    /// The adaptive VC: a packet must not wait on it behind another one (Duato's condition
+    /// under wormhole switching; docs/routing.md).
+    fn cut_through_vcs(&self, num_vcs: usize) -> u64 {
+        crate::routing::cartesian::vc_mask(ADAPTIVE_VC..num_vcs)
+    }
+
+    fn deadlock_caveat(&self) -> Option<String> {
+        (self.geo.config.acks == AckTransport::Network).then(|| {
+            "acks retrace each packet's path backwards on the escape VCs; those reverse paths \
+             are not DOR paths, so the escape network's deadlock freedom does not cover them \
+             (routing.dqn.acks = \"ideal\" is deadlock-free)"
+                .to_string()
+        })
     }
 
     /// Without a session (static path analyses), packets take the escape DOR.
@@ -500,16 +532,7 @@ impl DqnSession {
         rng: &mut RouteRng,
         out: &mut Vec<Candidate>,
     ) {
-        let entry = match self.pending[ctx.router].entry(state.intermediate) {
-            Entry::Occupied(mut list) => {
-                let e = list.get_mut().pop();
-                if list.get().is_empty() {
-                    list.remove();
-                }
-                e
-            }
-            Entry::Vacant(_) => None,
-        };
+        let entry = self.pop_pending(ctx.router, state.intermediate);
         let Some(entry) = entry else {
             self.stats.acks_unmatched += 1;
             let geo = self.geo.clone();
@@ -529,6 +552,41 @@ impl DqnSession {
             port: entry.in_port,
             vcs,
         });
+    }
+
+    /// The latest pending entry of packet `serial` at `router` (last in, first out), removed.
+    fn pop_pending(&mut self, router: usize, serial: u32) -> Option<Pending> {
+        match self.pending[router].entry(serial) {
+            Entry::Occupied(mut list) => {
+                let e = list.get_mut().pop();
+                if list.get().is_empty() {
+                    list.remove();
+                }
+                e
+            }
+            Entry::Vacant(_) => None,
+        }
+    }
+
+    /// Ideal acks: walks packet `serial`'s pending entries back from `router` (where its
+    /// head was delivered at `arrived`) to its source, rewarding every decision on the way.
+    fn reward_path(&mut self, serial: u32, mut router: usize, arrived: u32) {
+        loop {
+            let entry = self.pop_pending(router, serial);
+            let Some(entry) = entry else {
+                self.stats.acks_unmatched += 1;
+                return;
+            };
+            if entry.episode != NO_EPISODE {
+                self.close_episode(entry.episode, arrived);
+            }
+            let port = usize::from(entry.in_port);
+            if port < self.geo.c {
+                return; // the source terminal's port
+            }
+            // Input port `c + a` is fed by the neighbour in direction `a`.
+            router = self.geo.neighbour(router, port - self.geo.c);
+        }
     }
 
     /// Pays the reward of `episode` (the head reached the destination at `arrived`, low 32
@@ -583,6 +641,10 @@ impl RoutingSession for DqnSession {
         state.flags = 0;
     }
 
+    fn cut_through_vcs(&self, num_vcs: usize) -> u64 {
+        crate::routing::cartesian::vc_mask(ADAPTIVE_VC..num_vcs)
+    }
+
     fn injection_vcs(&self, pkt: &PacketInfo, _state: &RouteState, num_vcs: usize) -> VcRange {
         if pkt.class == CONTROL_CLASS {
             VcRange::new(0, 2)
@@ -635,6 +697,10 @@ impl RoutingSession for DqnSession {
         control: &mut Vec<ControlPacket>,
     ) {
         if pkt.class == CONTROL_CLASS {
+            return;
+        }
+        if self.geo.config.acks == AckTransport::Ideal {
+            self.reward_path(state.intermediate, pkt.dst_router as usize, now as u32);
             return;
         }
         control.push(ControlPacket {

@@ -29,6 +29,38 @@ mod tests;
 const MINUS: usize = 0;
 const PLUS: usize = 1;
 
+/// `duato` / `star`: the packet has taken an escape VC (`RouteState::flags`).
+pub const ON_ESCAPE: u8 = 1;
+
+/// What a `duato` / `star` packet may do after taking an escape VC (`routing.escape`). Both
+/// satisfy Duato's condition (docs/routing.md).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EscapePolicy {
+    /// It stays on the escape VCs to its destination (BookSim2's `min_adapt`).
+    #[default]
+    Sticky,
+    /// It may take adaptive VCs again at the next router (Duato's protocol).
+    Return,
+}
+
+/// The bit set of VCs `range` (below 64).
+pub(crate) fn vc_mask(range: std::ops::Range<usize>) -> u64 {
+    range.filter(|&vc| vc < 64).fold(0, |m, vc| m | 1 << vc)
+}
+
+/// Direction on a torus ring when both are equally short (offset k/2; `routing.tie`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TieBreak {
+    /// Always `+` (every tie loads the `+` channels).
+    #[default]
+    Plus,
+    /// A fair coin at the router where the packet enters the dimension (BookSim2's
+    /// `dor_next_torus`); later hops in that dimension are no longer ties.
+    Random,
+}
+
 /// The mesh/torus algorithms of this module.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CartesianAlgorithm {
@@ -91,9 +123,27 @@ pub fn build(
     };
     let name = algorithm.name();
     super::config::reject_fields(cfg, name, &crate::routing::config::CLASSICAL_FIELDS)?;
-    Ok(Some(Box::new(CartesianRouting::new(
-        algorithm, topo, num_vcs,
-    )?)))
+    if !matches!(
+        algorithm,
+        CartesianAlgorithm::Duato | CartesianAlgorithm::Star
+    ) {
+        super::config::reject_fields(cfg, name, &["escape"])?;
+    }
+    let mut rf = CartesianRouting::new(algorithm, topo, num_vcs)?;
+    if let Some(tie) = cfg.tie {
+        if !rf.wrap {
+            return Err(Error::field(
+                "routing.tie",
+                format!(
+                    "applies to tori only (`{}` is a mesh: no ring has two equally short directions)",
+                    topo.name
+                ),
+            ));
+        }
+        rf.tie = tie;
+    }
+    rf.escape = cfg.escape.unwrap_or_default();
+    Ok(Some(Box::new(rf)))
 }
 
 /// A mesh/torus routing function with its geometry tables.
@@ -110,6 +160,10 @@ pub struct CartesianRouting {
     num_vcs: usize,
     /// Ejection port of every terminal.
     ejection: super::Ejection,
+    /// Ring direction at a tie.
+    tie: TieBreak,
+    /// `duato` / `star`: whether escape packets may return to the adaptive VCs.
+    escape: EscapePolicy,
 }
 
 impl CartesianRouting {
@@ -162,6 +216,8 @@ impl CartesianRouting {
             num_routers: n,
             num_vcs,
             ejection: super::Ejection::new(topo),
+            tie: TieBreak::Plus,
+            escape: EscapePolicy::Sticky,
         };
         // Every network port must lead where the numbering says.
         for r in 0..n {
@@ -222,6 +278,12 @@ impl CartesianRouting {
         self.wrap && ((dir == PLUS && x == self.dims[d] - 1) || (dir == MINUS && x == 0))
     }
 
+    /// Sets the ring direction at a tie (tori only; the default is `+`).
+    pub fn with_tie(mut self, tie: TieBreak) -> Self {
+        self.tie = tie;
+        self
+    }
+
     /// DOR direction and distance from coordinate `x` to `y` along dimension `d`: the
     /// shortest direction around a ring, `+` at a tie (offset k/2).
     fn dor_dir(&self, d: usize, x: usize, y: usize) -> (usize, usize) {
@@ -241,14 +303,20 @@ impl CartesianRouting {
         }
     }
 
-    /// The DOR hop from `cur` towards `target` (≠ `cur`): (dimension, direction).
-    fn dor_hop(&self, cur: usize, target: usize) -> (usize, usize) {
-        (0..self.dims.len())
+    /// The DOR hop from `cur` towards `target` (≠ `cur`): (dimension, direction). At a tie
+    /// the direction follows `self.tie`.
+    fn dor_hop(&self, cur: usize, target: usize, rng: &mut RouteRng) -> (usize, usize) {
+        let (d, x, y) = (0..self.dims.len())
             .find_map(|d| {
                 let (x, y) = (self.coord(cur, d), self.coord(target, d));
-                (x != y).then(|| (d, self.dor_dir(d, x, y).0))
+                (x != y).then_some((d, x, y))
             })
-            .expect("dor_hop called at the target")
+            .expect("dor_hop called at the target");
+        let (dir, dist) = self.dor_dir(d, x, y);
+        if self.tie == TieBreak::Random && self.wrap && 2 * dist == self.dims[d] {
+            return (d, if rng.random_bool(0.5) { PLUS } else { MINUS });
+        }
+        (d, dir)
     }
 
     /// Dateline classes per phase: 2 on a torus (before / after the wrap link), 1 on a mesh.
@@ -303,18 +371,28 @@ impl CartesianRouting {
         )
     }
 
-    /// Duato / Star-channel: adaptive candidates on every minimal direction, then the escape.
+    /// Duato / Star-channel: adaptive candidates on every minimal direction, then the escape
+    /// (only the escape for a packet on it with the sticky policy).
     fn route_adaptive(
         &self,
         ctx: &RouteContext,
         dst: usize,
         state: &RouteState,
+        rng: &mut RouteRng,
         out: &mut Vec<Candidate>,
     ) {
         let cur = ctx.router;
         let escape_vcs = self.dateline_classes();
         let adaptive = VcRange::new(escape_vcs, self.num_vcs);
         let start = out.len();
+        if self.escape == EscapePolicy::Sticky && state.flags & ON_ESCAPE != 0 {
+            let (d, dir) = self.dor_hop(cur, dst, rng);
+            out.push(Candidate {
+                port: self.port(d, dir) as u16,
+                vcs: VcRange::single(self.dateline(state, d)),
+            });
+            return;
+        }
         let mut scores = [0i64; 64];
         for d in 0..self.dims.len() {
             let (x, y) = (self.coord(cur, d), self.coord(dst, d));
@@ -350,11 +428,18 @@ impl CartesianRouting {
                 }
             }
         }
-        let (d, dir) = self.dor_hop(cur, dst);
+        let (d, dir) = self.dor_hop(cur, dst, rng);
         out.push(Candidate {
             port: self.port(d, dir) as u16,
             vcs: VcRange::single(self.dateline(state, d)),
         });
+    }
+
+    fn is_adaptive(&self) -> bool {
+        matches!(
+            self.algorithm,
+            CartesianAlgorithm::Duato | CartesianAlgorithm::Star
+        )
     }
 }
 
@@ -367,8 +452,17 @@ impl RoutingFunction for CartesianRouting {
         self.algorithm.min_vcs(self.wrap)
     }
 
+    /// `duato` / `star`: the adaptive VCs (Duato's condition for wormhole; docs/routing.md).
+    fn cut_through_vcs(&self, num_vcs: usize) -> u64 {
+        if !self.is_adaptive() {
+            return 0;
+        }
+        vc_mask(self.dateline_classes()..num_vcs)
+    }
+
     fn init_packet(&self, pkt: &PacketInfo, state: &mut RouteState, rng: &mut RouteRng) {
         state.aux = 0;
+        state.flags = 0;
         if self.two_phase() {
             state.phase = 0;
             state.intermediate = self.draw_intermediate(pkt, rng);
@@ -391,14 +485,14 @@ impl RoutingFunction for CartesianRouting {
         let classes = self.dateline_classes();
         match self.algorithm {
             CartesianAlgorithm::Dor => {
-                let (d, dir) = self.dor_hop(cur, dst);
+                let (d, dir) = self.dor_hop(cur, dst, rng);
                 out.push(Candidate {
                     port: self.port(d, dir) as u16,
                     vcs: self.block(self.dateline(state, d), classes),
                 });
             }
             CartesianAlgorithm::Duato | CartesianAlgorithm::Star => {
-                self.route_adaptive(ctx, dst, state, out)
+                self.route_adaptive(ctx, dst, state, rng, out)
             }
             CartesianAlgorithm::Valiant | CartesianAlgorithm::Romm => {
                 if state.phase == 0 && state.intermediate == NO_ROUTER {
@@ -414,7 +508,7 @@ impl RoutingFunction for CartesianRouting {
                 } else {
                     dst
                 };
-                let (d, dir) = self.dor_hop(cur, target);
+                let (d, dir) = self.dor_hop(cur, target, rng);
                 let phase = usize::from(state.phase.min(1));
                 out.push(Candidate {
                     port: self.port(d, dir) as u16,
@@ -429,10 +523,13 @@ impl RoutingFunction for CartesianRouting {
         ctx: &RouteContext,
         _pkt: &PacketInfo,
         chosen: Candidate,
-        _vc: usize,
+        vc: usize,
         state: &mut RouteState,
     ) {
         let port = chosen.port as usize;
+        if self.is_adaptive() && port >= self.concentration && vc < self.dateline_classes() {
+            state.flags |= ON_ESCAPE;
+        }
         if self.wrap && port >= self.concentration {
             let (d, dir) = (
                 (port - self.concentration) / 2,

@@ -19,6 +19,12 @@ pub struct RoutingConfig {
     /// (seed-notes §2: factor 2, bias 0).
     pub ugal_factor: Option<f64>,
     pub ugal_bias: Option<f64>,
+    /// `duato`, `star`: whether a packet that took an escape VC stays on the escape network
+    /// (`sticky`, default) or may return to the adaptive VCs (`return`).
+    pub escape: Option<super::cartesian::EscapePolicy>,
+    /// Mesh/torus algorithms on a torus: the ring direction at a tie (`plus`, default, or
+    /// `random`).
+    pub tie: Option<super::cartesian::TieBreak>,
     /// Layered shortest-path routing: most VC layers to use (default: all VCs).
     pub max_layers: Option<usize>,
     /// up*/down*: root router (default: the router of least eccentricity, lowest id).
@@ -51,6 +57,8 @@ impl RoutingConfig {
         match field {
             "ugal_factor" => self.ugal_factor.is_some(),
             "ugal_bias" => self.ugal_bias.is_some(),
+            "escape" => self.escape.is_some(),
+            "tie" => self.tie.is_some(),
             "max_layers" => self.max_layers.is_some(),
             "root" => self.root.is_some(),
             "table" => self.table.is_some(),
@@ -69,6 +77,9 @@ impl RoutingConfig {
 /// Fields of the classical algorithms (UGAL/PAR, layered shortest paths, up*/down*), which
 /// every other family rejects.
 pub(crate) const CLASSICAL_FIELDS: [&str; 4] = ["ugal_factor", "ugal_bias", "max_layers", "root"];
+
+/// Fields of the mesh/torus algorithms only.
+pub(crate) const CARTESIAN_FIELDS: [&str; 2] = ["escape", "tie"];
 
 /// Fields of the `table` algorithm only.
 pub(crate) const TABLE_FIELDS: [&str; 6] = [
@@ -118,6 +129,9 @@ pub fn build_routing(
     // The table fields are checked here rather than in every family, which predate them.
     if cfg.algorithm != "table" {
         reject_fields(cfg, &cfg.algorithm, &TABLE_FIELDS)?;
+    }
+    if super::cartesian::CartesianAlgorithm::from_name(&cfg.algorithm).is_none() {
+        reject_fields(cfg, &cfg.algorithm, &CARTESIAN_FIELDS)?;
     }
     if !crate::learn::LEARNED.contains(&cfg.algorithm.as_str()) {
         reject_fields(cfg, &cfg.algorithm, &["q"])?;

@@ -171,6 +171,23 @@ pub trait RoutingFunction: Send + Sync {
         VcRange::new(0, num_vcs)
     }
 
+    /// VCs (bit `vc`) on which a packet must never wait behind another packet while it holds
+    /// VCs upstream: the simulator grants an output VC of this set only when the downstream
+    /// buffer can take the whole packet, or is empty (a packet larger than the buffer), even
+    /// under wormhole switching. Duato's condition for wormhole needs this on the VCs whose
+    /// own channel dependencies may be cyclic (adaptive, table), because a packet committed
+    /// to a full buffer behind another packet can no longer reach the escape VCs
+    /// (docs/routing.md).
+    fn cut_through_vcs(&self, _num_vcs: usize) -> u64 {
+        0
+    }
+
+    /// Why this configuration is not guaranteed deadlock-free, if it is not (the simulator
+    /// warns before it runs and reports a deadlock when one happens).
+    fn deadlock_caveat(&self) -> Option<String> {
+        None
+    }
+
     /// Appends the candidate outputs for the packet at `ctx.router`, best first. At the
     /// destination router the candidate is the port of the destination terminal.
     fn route(

@@ -68,6 +68,11 @@ pub trait RoutingSession: Send {
         VcRange::new(0, num_vcs)
     }
 
+    /// See [`RoutingFunction::cut_through_vcs`].
+    fn cut_through_vcs(&self, _num_vcs: usize) -> u64 {
+        0
+    }
+
     fn route(
         &mut self,
         now: u64,
@@ -156,6 +161,10 @@ impl RoutingSession for Stateless<'_> {
 
     fn injection_vcs(&self, pkt: &PacketInfo, state: &RouteState, num_vcs: usize) -> VcRange {
         self.0.injection_vcs(pkt, state, num_vcs)
+    }
+
+    fn cut_through_vcs(&self, num_vcs: usize) -> u64 {
+        self.0.cut_through_vcs(num_vcs)
     }
 
     fn route(

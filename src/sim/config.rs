@@ -43,6 +43,7 @@ pub struct SimConfig {
     pub input_speedup: Option<u32>,
     pub allocator: Option<AllocatorKind>,
     pub alloc_iters: Option<u32>,
+    pub wait_for_tail_credit: Option<bool>,
     pub warmup_cycles: Option<u64>,
     pub measure_cycles: Option<u64>,
     pub drain_cycles: Option<u64>,
@@ -79,6 +80,9 @@ pub struct SimParams {
     pub input_speedup: u32,
     pub allocator: AllocatorKind,
     pub alloc_iters: u32,
+    /// Allocate every output VC atomically: only once the previous packet's tail credit has
+    /// come back (BookSim2's `wait_for_tail_credit`).
+    pub wait_for_tail_credit: bool,
     pub warmup_cycles: u64,
     pub measure_cycles: u64,
     /// Most cycles to wait after the measurement for measured packets to arrive.
@@ -135,6 +139,7 @@ impl SimConfig {
             input_speedup: self.input_speedup.unwrap_or(1),
             allocator: self.allocator.unwrap_or(AllocatorKind::Separable),
             alloc_iters: self.alloc_iters.unwrap_or(1),
+            wait_for_tail_credit: self.wait_for_tail_credit.unwrap_or(false),
             warmup_cycles: self.warmup_cycles.unwrap_or(2_000),
             measure_cycles: self.measure_cycles.unwrap_or(10_000),
             drain_cycles: self.drain_cycles.unwrap_or(50_000),

@@ -301,6 +301,9 @@ pub struct TableRouting {
     table: RoutingTable,
     mode: Mode,
     ejection: Ejection,
+    /// Plain and layered modes: a cycle of the table's channel dependencies on the VCs it
+    /// uses, described (the hierarchy is deadlock-free whatever the table).
+    dependency_cycle: Option<String>,
 }
 
 enum Mode {
@@ -339,10 +342,27 @@ impl TableRouting {
             }
             TableMode::Plain => Mode::Plain,
         };
+        let cycle = match &mode {
+            Mode::Hierarchy(_) => None,
+            Mode::Layered { layers, .. } => {
+                super::deps::table_dependency_cycle(topo, &table, &|pair, _| layers[pair])
+            }
+            Mode::Plain => super::deps::is_deadlock_free_single_vc(topo, &table).err(),
+        };
+        let dependency_cycle = cycle.map(|c| {
+            format!(
+                "the table's channel dependencies form a cycle of {} channels on the VCs it \
+                 uses (channel {} VC {} first): it can deadlock; the `hierarchy` mode cannot",
+                c.len(),
+                c[0].channel,
+                c[0].vc
+            )
+        });
         Ok(TableRouting {
             table,
             mode,
             ejection: Ejection::new(topo),
+            dependency_cycle,
         })
     }
 
@@ -393,6 +413,26 @@ impl RoutingFunction for TableRouting {
             }
             Mode::Layered { used, .. } => *used,
             Mode::Plain => 1,
+        }
+    }
+
+    fn deadlock_caveat(&self) -> Option<String> {
+        self.dependency_cycle.clone()
+    }
+
+    /// Hierarchy mode: the table and adaptive VCs, on which packets may form cyclic
+    /// dependencies and so must not wait behind one another (Duato's condition under
+    /// wormhole; docs/routing.md).
+    fn cut_through_vcs(&self, num_vcs: usize) -> u64 {
+        match &self.mode {
+            Mode::Hierarchy(h) => {
+                let c = &h.classes;
+                crate::routing::cartesian::vc_mask(c.table.start..c.table.end.min(num_vcs))
+                    | crate::routing::cartesian::vc_mask(
+                        c.adaptive.start..c.adaptive.end.min(num_vcs),
+                    )
+            }
+            _ => 0,
         }
     }
 

@@ -57,6 +57,12 @@ impl<'a> Engine<'a> {
                 }
             }
         }
+        // VCs allocated as in virtual cut-through (docs/simulator.md, "VC allocation").
+        let cut_through = match params.switching {
+            Switching::Wormhole => session.cut_through_vcs(v),
+            Switching::VirtualCutThrough => u64::MAX,
+        };
+        let cut_through_vc = (0..v).map(|vc| cut_through >> vc & 1 == 1).collect();
         let input_vc = InputVc {
             ready: 0,
             front: Flit::new(0, 0, false),
@@ -151,6 +157,7 @@ impl<'a> Engine<'a> {
             ],
             route_out: Vec::new(),
             ovs,
+            cut_through_vc,
             port_state: vec![PortState::default(); ports],
             words,
             nonempty: vec![0; topo.num_routers() * words],

@@ -4,58 +4,183 @@
 use super::*;
 
 impl Engine<'_> {
-    /// The input VCs that wait on each other in a cycle (for the deadlock report).
-    pub(super) fn deadlock_report(&self) -> DeadlockReport {
+    /// Input VCs that hold flits and can never move again, with a cycle of VCs that wait on
+    /// each other among them; `None` when every VC holding flits can still move.
+    ///
+    /// A VC is *live* when it can act now or something already under way will let it act:
+    /// its stage's delay has not passed, it has no route yet, it holds an output VC with a
+    /// credit (or leading to a terminal), a grantable candidate, or credits or flits on
+    /// their way to what it waits for. Otherwise it *waits on* other VCs: an ACTIVE VC
+    /// without credits on the downstream input VC; an ACTIVE VC whose buffered flits have
+    /// all left on the upstream VC still holding the rest of its packet; a VC waiting for
+    /// an output VC on the VC holding each candidate (or, when a candidate is free but lacks
+    /// credits, on the downstream input VC). A VC that waits on a live VC becomes live (it
+    /// needs only one of its candidates). What is left is stuck for good: nothing under way
+    /// can change the state of the VCs it waits on, which wait only on each other.
+    pub fn find_deadlock(&self) -> Option<DeadlockReport> {
         let v = self.v;
         let n = self.ivs.len();
-        // Wait-for edges between input VCs: an ACTIVE VC without credits waits for the
-        // downstream input VC; a VC waiting for an output VC waits for the VCs holding its
-        // candidates.
-        let mut waits: Vec<Vec<usize>> = vec![Vec::new(); n];
-        for (iv, wait) in waits.iter_mut().enumerate() {
-            if self.ivs[iv].len == 0 {
-                continue;
-            }
-            match self.ivs[iv].state {
-                ACTIVE => {
-                    let ov = self.ivs[iv].out(v);
-                    let out_port = ov / v;
-                    if let Sink::Router(gp) =
-                        self.net.chan_sink[self.net.out_chan[out_port] as usize]
-                    {
-                        wait.push(gp as usize * v + ov % v);
-                    }
+        let routers = self.ovs.len();
+        // What is already under way: flits on channels into router input VCs, and credits
+        // on their way back to router output VCs.
+        let mut flits_coming = vec![false; n];
+        for w in &self.flit_wheel {
+            for ev in w {
+                if let Sink::Router(gp) = self.net.chan_sink[ev.chan as usize] {
+                    flits_coming[gp as usize * v + ev.vc as usize] = true;
                 }
-                VC_ALLOC => {
-                    let r = self.net.port_router[iv / v] as usize;
-                    let pb = self.net.port_base[r] as usize;
-                    for c in self.cands(iv) {
-                        for vc in c.vcs.iter() {
-                            let owner = self.ovs[(pb + c.port as usize) * v + vc].owner;
-                            if owner != NONE {
-                                wait.push(owner as usize);
+            }
+        }
+        let mut credits_coming = vec![false; routers];
+        for w in &self.credit_wheel {
+            for &c in w {
+                if let Some(slot) = credits_coming.get_mut(c as usize) {
+                    *slot = true;
+                }
+            }
+        }
+        // The input VC an output VC feeds (None for ejection and unconnected ports).
+        let downstream = |ov: usize| -> Option<usize> {
+            let chan = self.net.out_chan[ov / v];
+            if chan == NONE {
+                return None;
+            }
+            match self.net.chan_sink[chan as usize] {
+                Sink::Router(gp) => Some(gp as usize * v + ov % v),
+                Sink::Terminal(_) => None,
+            }
+        };
+        let mut live = vec![false; n];
+        let mut waits: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for iv in 0..n {
+            let ivc = self.ivs[iv];
+            let wait = &mut waits[iv];
+            live[iv] = match ivc.state {
+                _ if ivc.ready > self.now => true,
+                IDLE => true,
+                ACTIVE if ivc.len == 0 => {
+                    // The packet's next flits are upstream (or on the channel).
+                    let chan = self.net.in_chan[iv / v];
+                    let base = self.net.chan_credit_base[chan as usize] as usize;
+                    if flits_coming[iv] || base >= routers {
+                        true // on their way, or a NIC is sending them
+                    } else {
+                        match self.ovs[base + iv % v].owner {
+                            NONE => true,
+                            owner => {
+                                wait.push(owner);
+                                false
                             }
                         }
                     }
                 }
-                _ => {}
+                ACTIVE => {
+                    let ov = ivc.out(v);
+                    if self.ovs[ov].credits > 0 || credits_coming[ov] {
+                        true
+                    } else {
+                        match downstream(ov) {
+                            Some(d) => {
+                                wait.push(d as u32);
+                                false
+                            }
+                            None => true,
+                        }
+                    }
+                }
+                _ => {
+                    // VC_ALLOC: live if any candidate could be granted now.
+                    let r = self.net.port_router[iv / v] as usize;
+                    let pb = self.net.port_base[r] as usize;
+                    let mut any = false;
+                    for c in self.cands(iv) {
+                        for vc in c.vcs.iter() {
+                            let ov = (pb + c.port as usize) * v + vc;
+                            let out = self.ovs[ov];
+                            if out.owner != NONE {
+                                wait.push(out.owner);
+                            } else if out.credits >= self.grant_need(ivc.front.pkt, vc)
+                                || credits_coming[ov]
+                            {
+                                any = true;
+                            } else if let Some(d) = downstream(ov) {
+                                wait.push(d as u32);
+                            }
+                        }
+                    }
+                    any
+                }
+            };
+        }
+        // Liveness flows backwards along the wait edges.
+        let mut waiters: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for (iv, wait) in waits.iter().enumerate() {
+            for &w in wait {
+                waiters[w as usize].push(iv as u32);
             }
         }
-        let cycle = find_cycle(&waits).unwrap_or_default();
-        let describe = |iv: usize| {
-            let gp = iv / v;
-            let r = self.net.port_router[gp];
-            (
-                r,
-                gp as u32 - self.net.port_base[r as usize],
-                (iv % v) as u32,
-            )
-        };
-        DeadlockReport {
-            cycle: self.now,
-            cycle_vcs: cycle.into_iter().map(describe).collect(),
-            flits_in_flight: self.flits_in_network,
+        let mut stack: Vec<usize> = (0..n).filter(|&iv| live[iv]).collect();
+        while let Some(u) = stack.pop() {
+            for &w in &waiters[u] {
+                if !live[w as usize] {
+                    live[w as usize] = true;
+                    stack.push(w as usize);
+                }
+            }
         }
+        let stuck: Vec<usize> = (0..n)
+            .filter(|&iv| !live[iv] && self.ivs[iv].len > 0)
+            .collect();
+        if stuck.is_empty() {
+            return None;
+        }
+        // Every stuck VC waits only on stuck VCs, so a cycle exists unless a packet has no
+        // candidate at all.
+        let dead: Vec<Vec<usize>> = (0..n)
+            .map(|iv| {
+                if live[iv] {
+                    Vec::new()
+                } else {
+                    waits[iv].iter().map(|&w| w as usize).collect()
+                }
+            })
+            .collect();
+        let cycle = find_cycle(&dead).unwrap_or_default();
+        Some(DeadlockReport {
+            cycle: self.now,
+            cycle_vcs: cycle.into_iter().map(|iv| self.describe_vc(iv)).collect(),
+            flits_in_flight: self.flits_in_network,
+            blocked_vcs: stuck.len() as u64,
+            blocked_flits: stuck.iter().map(|&iv| u64::from(self.ivs[iv].len)).sum(),
+            stalled_cycles: self.now - self.last_progress,
+            example_vc: Some(self.describe_vc(stuck[0])),
+        })
+    }
+
+    /// The report when no flit has moved for `deadlock_cycles` although the analysis of
+    /// [`Engine::find_deadlock`] finds no stuck VC (it should not happen; reported all the
+    /// same rather than hanging).
+    pub(super) fn stall_report(&self) -> DeadlockReport {
+        self.find_deadlock().unwrap_or(DeadlockReport {
+            cycle: self.now,
+            cycle_vcs: Vec::new(),
+            flits_in_flight: self.flits_in_network,
+            blocked_vcs: 0,
+            blocked_flits: 0,
+            stalled_cycles: self.now - self.last_progress,
+            example_vc: None,
+        })
+    }
+
+    /// (router, port, VC) of global input VC `iv`.
+    fn describe_vc(&self, iv: usize) -> (u32, u32, u32) {
+        let gp = iv / self.v;
+        let r = self.net.port_router[gp];
+        (
+            r,
+            gp as u32 - self.net.port_base[r as usize],
+            (iv % self.v) as u32,
+        )
     }
 
     /// Checks flit conservation and the credit protocol; `Err` describes the first violation.

@@ -179,6 +179,10 @@ struct Nic {
     active: bool,
 }
 
+/// Cycles between two deadlock analyses (`Engine::find_deadlock`, linear in the number of
+/// VCs; well under 1% of the simulation time).
+const DEADLOCK_PROBE: u64 = 1024;
+
 /// How many flit arrivals ahead `step` prefetches.
 const PREFETCH_AHEAD: usize = 8;
 
@@ -238,13 +242,69 @@ const IDLE: u8 = 0; // empty, or a head flit at the front waiting for route comp
 const VC_ALLOC: u8 = 1; // routed, waiting for an output VC
 const ACTIVE: u8 = 2; // holds an output VC; flits go through switch allocation
 
-/// Why a run stopped early, or what it found.
+/// A deadlock: input VCs holding flits that can never move again (see
+/// `Engine::find_deadlock` and docs/simulator.md).
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DeadlockReport {
+    /// The cycle it was detected.
     pub cycle: u64,
-    /// The input VCs (router, port, vc) that wait on each other in a cycle.
+    /// Input VCs (router, port, vc) that wait on each other in a cycle (empty only when a
+    /// stuck packet has no route candidate at all).
     pub cycle_vcs: Vec<(u32, u32, u32)>,
+    /// Flits in the network (buffers and channels) when detected.
     pub flits_in_flight: u64,
+    /// Input VCs holding flits that can never move again, and the flits they hold.
+    #[serde(default)]
+    pub blocked_vcs: u64,
+    #[serde(default)]
+    pub blocked_flits: u64,
+    /// Cycles since any flit moved anywhere (0 while the rest of the network still moves:
+    /// a partial deadlock).
+    #[serde(default)]
+    pub stalled_cycles: u64,
+    /// One stuck input VC (router, port, vc).
+    #[serde(default)]
+    pub example_vc: Option<(u32, u32, u32)>,
+}
+
+impl std::fmt::Display for DeadlockReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "deadlock at cycle {}: {} VCs holding {} flits can never move again",
+            self.cycle, self.blocked_vcs, self.blocked_flits
+        )?;
+        if self.cycle_vcs.is_empty() {
+            if let Some((r, p, vc)) = self.example_vc {
+                write!(
+                    f,
+                    " (no wait-for cycle: a packet at router {r} port {p} VC {vc} has no route candidate)"
+                )?;
+            } else {
+                write!(f, " (no flit moved for {} cycles)", self.stalled_cycles)?;
+            }
+        } else {
+            let shown: Vec<String> = self
+                .cycle_vcs
+                .iter()
+                .take(8)
+                .map(|(r, p, vc)| format!("r{r}.p{p}.vc{vc}"))
+                .collect();
+            let more = self.cycle_vcs.len().saturating_sub(shown.len());
+            write!(
+                f,
+                "; wait-for cycle of {} VCs: {}{}",
+                self.cycle_vcs.len(),
+                shown.join(" -> "),
+                if more > 0 {
+                    format!(" -> ... ({more} more)")
+                } else {
+                    String::new()
+                }
+            )?;
+        }
+        Ok(())
+    }
 }
 
 /// Counters checked by the invariant tests.
@@ -294,6 +354,8 @@ pub struct Engine<'a> {
     route_out: Vec<Candidate>,
     // Output VCs and ports.
     ovs: Vec<OutputVc>,
+    /// Per VC number: allocated as in virtual cut-through (see `Engine::grant_need`).
+    cut_through_vc: Vec<bool>,
     port_state: Vec<PortState>,
     // Router activity.
     words: usize,
@@ -446,7 +508,7 @@ impl<'a> Engine<'a> {
                 return RunEnd::Deadlock(d);
             }
             if self.total_queued > self.p.max_queued_packets {
-                return RunEnd::Saturated(format!(
+                return self.saturated(format!(
                     "more than {} packets waiting in source queues at cycle {}",
                     self.p.max_queued_packets, self.now
                 ));
@@ -454,13 +516,13 @@ impl<'a> Engine<'a> {
         }
         queue_at_batch.push(self.total_queued);
         if let Some(reason) = queue_growth(&queue_at_batch, self.topo.num_terminals()) {
-            return RunEnd::Saturated(reason);
+            return self.saturated(reason);
         }
         let drain_end = end_measure + self.p.drain_cycles;
         // Traffic keeps flowing during the drain so that measured packets see the same load.
         while self.measured_outstanding > 0 {
             if self.now >= drain_end {
-                return RunEnd::Saturated(format!(
+                return self.saturated(format!(
                     "{} measured packets still undelivered {} cycles after the measurement",
                     self.measured_outstanding, self.p.drain_cycles
                 ));
@@ -470,7 +532,7 @@ impl<'a> Engine<'a> {
                 return RunEnd::Deadlock(d);
             }
             if self.total_queued > self.p.max_queued_packets {
-                return RunEnd::Saturated(format!(
+                return self.saturated(format!(
                     "more than {} packets waiting in source queues at cycle {}",
                     self.p.max_queued_packets, self.now
                 ));
@@ -479,11 +541,48 @@ impl<'a> Engine<'a> {
         RunEnd::Completed
     }
 
+    /// Looks for a deadlock every [`DEADLOCK_PROBE`] cycles (partial deadlocks too, while
+    /// other flits still move); `deadlock_cycles` without any movement is a deadlock even if
+    /// the analysis finds no stuck VC.
     fn check_deadlock(&self) -> Option<DeadlockReport> {
-        if self.flits_in_network > 0 && self.now - self.last_progress > self.p.deadlock_cycles {
-            Some(self.deadlock_report())
+        if self.flits_in_network == 0 {
+            return None;
+        }
+        if self.now - self.last_progress > self.p.deadlock_cycles {
+            return Some(self.stall_report());
+        }
+        if self.now % DEADLOCK_PROBE == 0 {
+            return self.find_deadlock();
+        }
+        None
+    }
+
+    /// A saturated run about to stop: a deadlock, if there is one, is what to report.
+    fn saturated(&self, reason: String) -> RunEnd {
+        match self.flits_in_network > 0 {
+            true => match self.find_deadlock() {
+                Some(d) => RunEnd::Deadlock(d),
+                None => RunEnd::Saturated(reason),
+            },
+            false => RunEnd::Saturated(reason),
+        }
+    }
+
+    /// Credits an output VC numbered `vc` needs downstream before it may be granted to
+    /// packet `pkt` (besides being free): in wormhole none (each flit waits for its credit at
+    /// switch allocation); on a cut-through VC room for the whole packet, or the whole buffer
+    /// for a packet larger than it; with `wait_for_tail_credit` the whole buffer (the
+    /// previous packet's tail credit is back).
+    pub(super) fn grant_need(&self, pkt: u32, vc: usize) -> u32 {
+        let need = if self.cut_through_vc[vc] {
+            self.packets[pkt as usize].info.size.min(self.depth)
         } else {
-            None
+            0
+        };
+        if self.p.wait_for_tail_credit {
+            self.depth
+        } else {
+            need
         }
     }
 

@@ -130,15 +130,14 @@ impl Engine<'_> {
     fn request_vc(&mut self, at: &RouterAt, li: usize) -> bool {
         let base = at.iv0;
         let iv = base + li;
-        let need = match self.p.switching {
-            Switching::Wormhole => 0,
-            Switching::VirtualCutThrough => self.packets[self.front(iv).pkt as usize].info.size,
-        };
+        let pkt = self.front(iv).pkt;
         let start = iv * self.cand_stride;
         let cands = &self.cand_buf[start..start + usize::from(self.ivs[iv].cands)];
         let v = self.v;
-        let free =
-            |lov: usize| self.ovs[base + lov].owner == NONE && self.ovs[base + lov].credits >= need;
+        let free = |lov: usize| {
+            let ovc = &self.ovs[base + lov];
+            ovc.owner == NONE && ovc.credits >= self.grant_need(pkt, self.lvc[lov] as usize)
+        };
         let Some((k, lov)) = cands.iter().enumerate().find_map(|(k, c)| {
             let first = c.port as usize * v;
             (c.vcs.start..c.vcs.end)
