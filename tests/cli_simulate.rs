@@ -279,3 +279,128 @@ fn simulate_reports_the_fraction_of_the_routing_bound() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("throughput bound ≤ 0.9375"), "{text}");
 }
+
+/// DQN-routing whose acks retrace paths on the escape VCs deadlocks on this torus under
+/// wormhole: `simulate` says so the same way in text and JSON, warns that the routing is not
+/// guaranteed deadlock-free, and fails unless `--allow-deadlock`.
+#[test]
+fn a_deadlock_fails_simulate_and_reads_the_same_in_text_and_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("dqn.toml");
+    std::fs::write(
+        &path,
+        "seed = 3\n[topology]\nkind = \"torus\"\ndims = [8, 8]\n[routing]\nalgorithm = \"dqn\"\n\
+         [routing.dqn]\npolicy = \"random\"\n[[traffic]]\npattern = \"uniform\"\nload = 0.6\n\
+         packet_size = 6\n[simulation]\nnum_vcs = 3\nvc_depth = 4\nwarmup_cycles = 1000\n\
+         measure_cycles = 20000\n",
+    )
+    .unwrap();
+    let p = path.to_str().unwrap();
+    let text = fabricopt(&["simulate", p, "--no-bound"]);
+    assert!(!text.status.success());
+    let stdout = String::from_utf8_lossy(&text.stdout);
+    assert!(stdout.contains("DEADLOCK: deadlock at cycle"), "{stdout}");
+    assert!(stdout.contains("wait-for cycle of"), "{stdout}");
+    assert!(stdout.contains("not guaranteed deadlock-free"), "{stdout}");
+    assert!(!stdout.contains("saturation throughput ≈"), "{stdout}");
+    let err = error_line(&["simulate", p, "--no-bound"]);
+    assert!(err.contains("deadlock: at load 0.600"), "{err}");
+    // JSON: the same verdict, and the same exit status.
+    let out = fabricopt(&["simulate", p, "--no-bound", "--json"]);
+    assert!(!out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let point = &v["points"][0];
+    assert_eq!(point["status"], "deadlock");
+    assert_eq!(point["saturated"], false);
+    assert!(point["saturation_reason"].is_null());
+    assert!(point["deadlock"]["blocked_vcs"].as_u64().unwrap() > 0);
+    assert!(
+        !point["deadlock"]["cycle_vcs"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(v["saturation"]["deadlocked_loads"][0], 0.6);
+    assert!(v["saturation_throughput"].is_null() && v["max_accepted"].is_null());
+    assert!(v["deadlock_caveat"].as_str().unwrap().contains("acks"));
+    let allowed = json(&["simulate", p, "--no-bound", "--json", "--allow-deadlock"]);
+    assert_eq!(allowed["points"][0]["status"], "deadlock");
+}
+
+/// Past saturation the accepted rate is not the saturation throughput: on transpose, DOR's
+/// overload point at 1.0 accepts more than any stable point.
+#[test]
+fn saturation_throughput_is_the_highest_stable_point_and_max_accepted_is_separate() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = small_problem(dir.path(), "");
+    let p = p.replace("p.toml", "t.toml");
+    std::fs::write(
+        &p,
+        std::fs::read_to_string(dir.path().join("p.toml"))
+            .unwrap()
+            .replace("\"uniform\"", "\"transpose\""),
+    )
+    .unwrap();
+    let v = json(&[
+        "simulate",
+        &p,
+        "--sweep",
+        "0.1,0.2,0.3,0.4,1.0",
+        "--json",
+        "--no-bound",
+    ]);
+    let points = v["points"].as_array().unwrap();
+    let sat = v["saturation_throughput"].as_f64().unwrap();
+    let max = v["max_accepted"].as_f64().unwrap();
+    let stable: Vec<&serde_json::Value> = points.iter().filter(|p| p["stable"] == true).collect();
+    let highest = stable.last().unwrap();
+    assert_eq!(sat, highest["accepted"].as_f64().unwrap());
+    assert_eq!(v["saturation"]["saturation_load"], highest["load"]);
+    let overload = points.last().unwrap();
+    assert_eq!(overload["status"], "saturated");
+    assert_eq!(max, overload["accepted"].as_f64().unwrap());
+    assert!(max > sat, "overload {max} vs saturation {sat}");
+    for p in points {
+        let (acc, off) = (
+            p["accepted"].as_f64().unwrap(),
+            p["offered"].as_f64().unwrap(),
+        );
+        assert_eq!(
+            p["stable"] == true,
+            p["status"] == "ok" && acc >= 0.97 * off
+        );
+        // Hops counted as channels, and as routers the way BookSim2 counts them.
+        let hops = p["hops_avg"].as_f64().unwrap();
+        assert!((p["router_hops_avg"].as_f64().unwrap() - (hops + 1.0)).abs() < 1e-9);
+    }
+}
+
+/// Transpose's four diagonal terminals of a 4x4 mesh send nothing: the bound on `accepted`
+/// (averaged over all 16 terminals, like `accepted`) is 12/16 of the bound on the class load,
+/// so a point's `fraction_of_bound` and its normalised load agree.
+#[test]
+fn the_bound_counts_terminals_that_send_nothing_like_accepted_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = small_problem(dir.path(), "");
+    std::fs::write(
+        &p,
+        std::fs::read_to_string(&p)
+            .unwrap()
+            .replace("\"uniform\"", "\"transpose\""),
+    )
+    .unwrap();
+    let v = json(&["simulate", &p, "--load", "0.1", "--json"]);
+    let bound = &v["bound"];
+    let (t, load) = (
+        bound["throughput"].as_f64().unwrap(),
+        bound["load"].as_f64().unwrap(),
+    );
+    assert!((t / load - 12.0 / 16.0).abs() < 1e-9, "{bound}");
+    let point = &v["points"][0];
+    let fraction = point["fraction_of_bound"].as_f64().unwrap();
+    assert!(
+        (fraction - 0.1 / load).abs() < 0.01 * fraction,
+        "{fraction} vs {}",
+        0.1 / load
+    );
+}

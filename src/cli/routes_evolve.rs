@@ -106,7 +106,8 @@ fn simulate(
                 load,
                 latency_avg: p.latency_avg,
                 accepted: p.accepted,
-                saturated: p.saturated,
+                // A deadlocked point is at least as bad as a saturated one.
+                saturated: p.status != crate::sim::PointStatus::Ok,
             })
         })
         .collect()

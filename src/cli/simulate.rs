@@ -74,6 +74,9 @@ pub struct SimulateArgs {
     /// `simulate --json` outputs (with or without `--compare`), one curve per routing.
     #[arg(long, value_delimiter = ',', value_name = "FILE.json,...")]
     pub from_json: Vec<PathBuf>,
+    /// Exit 0 even when a load point deadlocks (the deadlock is still reported).
+    #[arg(long)]
+    pub allow_deadlock: bool,
 }
 
 /// The curves of an earlier `simulate --json` output: (routing, points).
@@ -207,7 +210,13 @@ struct Report<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     normalised: Option<Scale>,
     points: Vec<PointReport<'a>>,
+    /// See [`sim::SweepSummary`]; repeated at the top level for scripts.
     saturation_throughput: Option<f64>,
+    max_accepted: Option<f64>,
+    saturation: sim::SweepSummary,
+    /// Why the routing is not guaranteed deadlock-free, if it is not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    deadlock_caveat: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     bound: Option<BoundReport>,
 }
@@ -229,8 +238,12 @@ struct PointReport<'a> {
 #[derive(Clone, Copy, Debug, Serialize)]
 pub struct Scale {
     pub by: Normalise,
-    /// Flits per terminal per cycle.
+    /// Offered and accepted throughputs are divided by this (flits per terminal per cycle,
+    /// averaged over all terminals).
     pub reference: f64,
+    /// Loads (class 0's `load`, per sending terminal) are divided by this: the same as
+    /// `reference` unless some terminals send nothing (transpose's diagonal).
+    pub load_reference: f64,
 }
 
 /// A point's load, offered and accepted throughput as fractions of the [`Scale`].
@@ -244,7 +257,7 @@ struct NormalisedPoint {
 impl Scale {
     fn point(self, p: &LoadPoint) -> NormalisedPoint {
         NormalisedPoint {
-            load_normalised: p.load / self.reference,
+            load_normalised: p.load / self.load_reference,
             offered_normalised: p.offered / self.reference,
             accepted_normalised: p.accepted / self.reference,
         }
@@ -284,9 +297,13 @@ struct BoundReport {
     /// Lower bound on the max channel utilisation (network or terminal) at the class's nominal
     /// load.
     max_load: f64,
-    /// Upper bound on the accepted throughput, flits per terminal per cycle (`nominal_load /
-    /// max_load`); null when class 0 sends nothing across the network.
+    /// Upper bound on the accepted throughput, flits per terminal per cycle averaged over all
+    /// terminals like `accepted` (class 0's flits per cycle at its nominal load / terminals /
+    /// `max_load`); null when class 0 sends nothing across the network.
     throughput: Option<f64>,
+    /// Class 0's `load` at which some channel is fully used (`nominal_load / max_load`): the
+    /// same as `throughput` unless some terminals send nothing.
+    load: Option<f64>,
     kind: BoundKind,
     method: String,
     /// Seconds the bound took.
@@ -309,10 +326,14 @@ fn throughput_bound(setup: &Setup) -> Result<BoundReport> {
     } else {
         (b.max_load, b.kind, b.method)
     };
-    let throughput = setup.traffic.nominal_load(0) / max_load;
+    // Accepted throughput is averaged over all terminals, senders or not: so is the bound.
+    let total: f64 = matrix.iter().flatten().sum();
+    let throughput = total / (setup.topo.num_terminals() as f64 * max_load);
+    let load = setup.traffic.nominal_load(0) / max_load;
     Ok(BoundReport {
         max_load,
         throughput: throughput.is_finite().then_some(throughput),
+        load: load.is_finite().then_some(load),
         kind,
         method,
         seconds: start.elapsed().as_secs_f64(),
@@ -363,6 +384,7 @@ fn run_compare(
     scale: Option<Scale>,
 ) -> Result<()> {
     let factor = scale.map_or(1.0, |s| s.reference);
+    let load_factor = scale.map_or(1.0, |s| s.load_reference);
     let mut results = Vec::new();
     for entry in &args.compare {
         let cfg = match entry.strip_prefix("table:") {
@@ -407,14 +429,22 @@ fn run_compare(
         timeline_plot(path, &setup.name, &curves)?;
     }
     let mut out = std::io::stdout().lock();
+    let deadlocked: Vec<String> = results
+        .iter()
+        .filter(|(_, points)| points.iter().any(|p| p.deadlock.is_some()))
+        .map(|(label, _)| label.clone())
+        .collect();
     if args.json {
         let v: Vec<serde_json::Value> = results
             .iter()
             .map(|(label, points)| {
                 let normalised: Vec<_> = points.iter().map(|p| scale.map(|s| s.point(p))).collect();
+                let summary = sim::SweepSummary::of(points);
                 serde_json::json!({
                     "routing": label,
-                    "saturation_throughput": sim::saturation_throughput(points),
+                    "saturation_throughput": summary.saturation_throughput,
+                    "max_accepted": summary.max_accepted,
+                    "saturation": summary,
                     "points": points,
                     "normalised_points": scale.map(|_| normalised),
                 })
@@ -425,11 +455,12 @@ fn run_compare(
             &serde_json::json!({"problem": setup.name, "normalised": scale, "routings": v}),
         )?;
         writeln!(out)?;
-        return Ok(());
+        return deadlock_exit(args, deadlocked.len(), &deadlocked.join(", "));
     }
     writeln!(
         out,
-        "{}: average latency (cycles) per offered load ({}); * = saturated",
+        "{}: average latency (cycles) per offered load ({}); * = saturated or unstable, \
+         D = deadlock",
         setup.name,
         Scale::unit(scale)
     )?;
@@ -439,26 +470,85 @@ fn run_compare(
     }
     writeln!(out)?;
     for (i, load) in loads.iter().enumerate() {
-        write!(out, "{:>7.3}", load / factor)?;
+        write!(out, "{:>7.3}", load / load_factor)?;
         for (_, points) in &results {
             let p = &points[i];
-            let mark = if p.saturated { "*" } else { " " };
-            write!(out, " {:>13.1}{mark}", p.latency_avg)?;
+            match p.status {
+                sim::PointStatus::Deadlock => write!(out, " {:>14}", "D")?,
+                _ => {
+                    let mark = if p.stable { " " } else { "*" };
+                    write!(out, " {:>13.1}{mark}", p.latency_avg)?;
+                }
+            }
         }
         writeln!(out)?;
     }
-    write!(out, "{:>7}", "sat.")?;
-    for (_, points) in &results {
-        match sim::saturation_throughput(points) {
-            Some(t) => write!(out, " {:>14.4}", t / factor)?,
-            None => write!(out, " {:>14}", "-")?,
+    let summaries: Vec<sim::SweepSummary> = results
+        .iter()
+        .map(|(_, points)| sim::SweepSummary::of(points))
+        .collect();
+    let row = |out: &mut std::io::StdoutLock,
+               name: &str,
+               pick: &dyn Fn(&sim::SweepSummary) -> Option<f64>|
+     -> Result<()> {
+        write!(out, "{name:>7}")?;
+        for s in &summaries {
+            match pick(s) {
+                Some(t) => write!(out, " {:>14.4}", t / factor)?,
+                None => write!(out, " {:>14}", "-")?,
+            }
+        }
+        writeln!(out)?;
+        Ok(())
+    };
+    row(&mut out, "sat.", &|s| s.saturation_throughput)?;
+    row(&mut out, "max acc", &|s| s.max_accepted)?;
+    writeln!(
+        out,
+        "sat. = accepted at the highest stable load below an unstable one ('-': not reached \
+         in this sweep); max acc = highest accepted of any point that did not deadlock"
+    )?;
+    for (label, points) in &results {
+        for p in points.iter().filter(|p| p.deadlock.is_some()) {
+            writeln!(
+                out,
+                "{label} @ load {:.3}: {}",
+                p.load / load_factor,
+                status_text(p)
+            )?;
         }
     }
-    writeln!(out)?;
+    drop(out);
+    deadlock_exit(args, deadlocked.len(), &deadlocked.join(", "))
+}
+
+/// The status column: ok, unstable, saturated (with the reason) or the deadlock.
+fn status_text(p: &LoadPoint) -> String {
+    match (&p.deadlock, &p.saturation_reason) {
+        (Some(d), _) => format!("DEADLOCK: {d}"),
+        (None, Some(r)) => format!("saturated: {r}"),
+        (None, None) if !p.stable => format!(
+            "unstable: accepted {:.1}% of offered (< {:.0}%)",
+            100.0 * p.accepted / p.offered.max(f64::MIN_POSITIVE),
+            100.0 * sim::STABLE_ACCEPTED
+        ),
+        (None, None) => "ok".to_string(),
+    }
+}
+
+/// A deadlock makes `simulate` fail (after its output) unless `--allow-deadlock`.
+fn deadlock_exit(args: &SimulateArgs, count: usize, what: &str) -> Result<()> {
+    if count > 0 && !args.allow_deadlock {
+        bail!(
+            "deadlock: {what} (see the status above; --allow-deadlock exits 0 with the same \
+             report)"
+        );
+    }
     Ok(())
 }
 
-/// Latency against offered load, one curve per routing (saturated points left out).
+/// Latency against offered load, one curve per routing (saturated and deadlocked points left
+/// out).
 fn latency_plot(
     path: &Path,
     title: &str,
@@ -472,7 +562,7 @@ fn latency_plot(
             label,
             points: points
                 .iter()
-                .filter(|p| !p.saturated)
+                .filter(|p| p.status == sim::PointStatus::Ok)
                 .map(|p| (p.offered / factor, p.latency_avg))
                 .collect(),
         })
@@ -583,26 +673,35 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
     };
     let scale = match args.normalise {
         None => None,
-        Some(Normalise::Injection) => Some(Scale {
-            by: Normalise::Injection,
-            reference: injection_bandwidth(&setup.topo)?,
-        }),
-        Some(Normalise::Bound) => match bound.as_ref().and_then(|b| b.throughput) {
-            Some(t) => Some(Scale {
+        Some(Normalise::Injection) => {
+            let bw = injection_bandwidth(&setup.topo)?;
+            Some(Scale {
+                by: Normalise::Injection,
+                reference: bw,
+                load_reference: bw,
+            })
+        }
+        Some(Normalise::Bound) => match bound.as_ref().and_then(|b| b.throughput.zip(b.load)) {
+            Some((t, load)) => Some(Scale {
                 by: Normalise::Bound,
                 reference: t,
+                load_reference: load,
             }),
             None => bail!("--normalise bound: class 0 sends nothing across the network"),
         },
     };
     let factor = scale.map_or(1.0, |s| s.reference);
+    let load_factor = scale.map_or(1.0, |s| s.load_reference);
     let loads = match (&args.sweep, args.load) {
-        (Some(s), _) => parse_sweep(s)?.into_iter().map(|l| l * factor).collect(),
+        (Some(s), _) => parse_sweep(s)?
+            .into_iter()
+            .map(|l| l * load_factor)
+            .collect(),
         (None, Some(l)) => {
             if !(l > 0.0 && l.is_finite()) {
                 bail!("--load: must be a positive number (got {l})");
             }
-            vec![l * factor]
+            vec![l * load_factor]
         }
         (None, None) => vec![setup.traffic.nominal_load(0)],
     };
@@ -626,7 +725,7 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
         &|| bar.inc(1),
     )?;
     bar.finish_and_clear();
-    let saturation = sim::saturation_throughput(&points);
+    let summary = sim::SweepSummary::of(&points);
     let name = setup.routing.name();
     if let Some(path) = &args.plot {
         latency_plot(
@@ -657,12 +756,20 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
                     normalised: scale.map(|s| s.point(p)),
                 })
                 .collect(),
-            saturation_throughput: saturation,
+            saturation_throughput: summary.saturation_throughput,
+            max_accepted: summary.max_accepted,
+            saturation: summary.clone(),
+            deadlock_caveat: setup.routing.deadlock_caveat(),
             bound,
         };
         serde_json::to_writer_pretty(&mut out, &report)?;
         writeln!(out)?;
-        return Ok(());
+        drop(out);
+        return deadlock_exit(
+            args,
+            summary.deadlocked_loads.len(),
+            &deadlocked_loads(&summary, load_factor),
+        );
     }
     writeln!(
         out,
@@ -683,19 +790,11 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
     )?;
     for p in &points {
         let ci = p.latency_ci95.map_or(String::new(), |c| format!("±{c:.1}"));
-        let status = match (&p.deadlock, &p.saturation_reason) {
-            (Some(d), _) => format!(
-                "DEADLOCK at cycle {} ({} VCs in the cycle)",
-                d.cycle,
-                d.cycle_vcs.len()
-            ),
-            (None, Some(r)) => format!("saturated: {r}"),
-            (None, None) => "ok".to_string(),
-        };
+        let status = status_text(p);
         writeln!(
             out,
             "{:>7.3} {:>8.4} {:>8.4} {:>16} {:>7.1} {:>7.1} {:>7.1} {:>9.1} {:>6.2}  {status}",
-            p.load / factor,
+            p.load / load_factor,
             p.offered / factor,
             p.accepted / factor,
             format!("{:.1}{ci}", p.latency_avg),
@@ -706,14 +805,40 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
             p.hops_avg,
         )?;
     }
-    match saturation {
-        Some(s) => writeln!(
+    let unit = Scale::unit(scale);
+    match (summary.saturation_throughput, summary.saturation_load) {
+        (Some(t), Some(load)) => writeln!(
             out,
-            "saturation throughput ≈ {:.4} {}",
-            s / factor,
-            Scale::unit(scale)
+            "saturation throughput ≈ {:.4} {unit}: accepted at load {:.3}, the highest stable \
+             load; load {:.3} is not stable",
+            t / factor,
+            load / load_factor,
+            summary
+                .first_unstable_load
+                .map_or(f64::NAN, |l| l / load_factor),
         )?,
-        None => writeln!(out, "no load point saturated")?,
+        _ if points.iter().all(|p| p.stable) => writeln!(
+            out,
+            "saturation not reached: every load point is stable (accepted >= {:.0}% of offered)",
+            100.0 * sim::STABLE_ACCEPTED
+        )?,
+        _ => writeln!(
+            out,
+            "saturation throughput: unknown (no stable load point below an unstable one)"
+        )?,
+    }
+    if let Some(m) = summary.max_accepted {
+        writeln!(
+            out,
+            "max accepted = {:.4} {unit} (any point that did not deadlock, overload included)",
+            m / factor
+        )?;
+    }
+    if let Some(c) = setup.routing.deadlock_caveat() {
+        writeln!(
+            out,
+            "warning: routing `{name}` is not guaranteed deadlock-free: {c}"
+        )?;
     }
     if let Some(b) = &bound {
         let kind = match b.kind {
@@ -722,11 +847,11 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
         };
         match b.throughput {
             Some(t) => {
-                let best = points.iter().map(|p| p.accepted).fold(0.0, f64::max);
+                let best = summary.max_accepted.unwrap_or(0.0);
                 writeln!(
                     out,
                     "throughput bound ≤ {t:.4} flits/terminal/cycle ({}, {kind}, {:.2} s); \
-                     best accepted = {:.1}% of it",
+                     max accepted = {:.1}% of it",
                     b.method,
                     b.seconds,
                     100.0 * best / t
@@ -735,5 +860,20 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
             None => writeln!(out, "throughput bound: no traffic crosses the network")?,
         }
     }
-    Ok(())
+    drop(out);
+    deadlock_exit(
+        args,
+        summary.deadlocked_loads.len(),
+        &deadlocked_loads(&summary, load_factor),
+    )
+}
+
+/// "at loads 0.4, 0.5" for the deadlock error.
+fn deadlocked_loads(summary: &sim::SweepSummary, factor: f64) -> String {
+    let loads: Vec<String> = summary
+        .deadlocked_loads
+        .iter()
+        .map(|l| format!("{:.3}", l / factor))
+        .collect();
+    format!("at load {}", loads.join(", "))
 }

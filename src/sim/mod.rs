@@ -20,6 +20,20 @@ use crate::routing::RoutingFunction;
 use crate::topology::Topology;
 use crate::traffic::Traffic;
 
+/// How a load point ended.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PointStatus {
+    /// Every measured packet arrived, no saturation criterion fired.
+    #[default]
+    Ok,
+    /// A saturation criterion fired (`saturation_reason`); the figures describe an unstable
+    /// network.
+    Saturated,
+    /// Packets can never move again (`deadlock`); the figures are not a throughput.
+    Deadlock,
+}
+
 /// The result of simulating one offered load.
 #[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct LoadPoint {
@@ -43,10 +57,22 @@ pub struct LoadPoint {
     pub network_latency_max: f64,
     #[serde(default)]
     pub network_latency_sd: f64,
+    /// Router-to-router channels crossed per measured packet.
     pub hops_avg: f64,
+    /// Routers crossed per measured packet (`hops_avg + 1`; BookSim2's hop count).
+    #[serde(default)]
+    pub router_hops_avg: f64,
+    /// `ok`, `saturated` or `deadlock`.
+    #[serde(default)]
+    pub status: PointStatus,
+    /// Stable: status `ok` and accepted >= 0.97 x offered (see [`STABLE_ACCEPTED`]).
+    #[serde(default)]
+    pub stable: bool,
+    /// A saturation criterion fired (status `saturated`; a deadlock is not saturation).
     pub saturated: bool,
     /// Why the point counts as saturated (null when it does not).
     pub saturation_reason: Option<String>,
+    /// Status `deadlock`: the stuck VCs and a wait-for cycle among them.
     pub deadlock: Option<DeadlockReport>,
     pub classes: Vec<ClassStats>,
     pub cycles: u64,
@@ -91,18 +117,19 @@ pub fn simulate_point(
     let end = engine.run();
     let wall_seconds = start.elapsed().as_secs_f64();
     let (classes, all) = engine.stats.summarize(topo.num_terminals());
-    let (mut saturated, mut reason, deadlock) = match end {
-        RunEnd::Completed => (false, None, None),
-        RunEnd::Saturated(why) => (true, Some(why), None),
-        RunEnd::Deadlock(d) => (true, Some("deadlock".to_string()), Some(d)),
+    let (mut status, mut reason, deadlock) = match end {
+        RunEnd::Completed => (PointStatus::Ok, None, None),
+        RunEnd::Saturated(why) => (PointStatus::Saturated, Some(why), None),
+        RunEnd::Deadlock(d) => (PointStatus::Deadlock, None, Some(d)),
     };
-    if !saturated && all.latency.avg > params.latency_limit {
-        saturated = true;
+    if status == PointStatus::Ok && all.latency.avg > params.latency_limit {
+        status = PointStatus::Saturated;
         reason = Some(format!(
             "average latency {:.1} cycles exceeds the limit {}",
             all.latency.avg, params.latency_limit
         ));
     }
+    let stable = status == PointStatus::Ok && all.accepted >= STABLE_ACCEPTED * all.offered;
     LoadPoint {
         load,
         offered: all.offered,
@@ -120,7 +147,14 @@ pub fn simulate_point(
         network_latency_max: all.network_latency.max,
         network_latency_sd: all.network_latency.sd,
         hops_avg: all.hops_avg,
-        saturated,
+        router_hops_avg: if all.packets > 0 {
+            all.hops_avg + 1.0
+        } else {
+            0.0
+        },
+        status,
+        stable,
+        saturated: status == PointStatus::Saturated,
         saturation_reason: reason,
         deadlock,
         classes,
@@ -174,17 +208,56 @@ pub fn sweep(
         .collect())
 }
 
-/// Saturation throughput estimate: the highest accepted throughput of any point that ran its
-/// whole measurement window (past saturation the accepted rate is what the network can deliver,
-/// while the offered rate keeps growing). `None` when no point saturated: the network then
-/// carried everything offered and the estimate would only be a lower bound.
-pub fn saturation_throughput(points: &[LoadPoint]) -> Option<f64> {
-    if !points.iter().any(|p| p.saturated) {
-        return None;
+/// A load point is stable when it ran to completion and accepted at least this share of what
+/// was offered.
+pub const STABLE_ACCEPTED: f64 = 0.97;
+
+/// What a sweep says about saturation (docs/formats.md, "simulate --json").
+#[derive(Clone, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
+pub struct SweepSummary {
+    /// Accepted throughput at the highest offered load that is still stable, when a point at
+    /// a higher load is not (saturation lies between the two loads); null when every point
+    /// is stable (saturation not reached) or none is.
+    pub saturation_throughput: Option<f64>,
+    /// The load of that point, and the lowest load above it that is not stable.
+    pub saturation_load: Option<f64>,
+    pub first_unstable_load: Option<f64>,
+    /// Highest accepted throughput of any point that did not deadlock (overload points
+    /// included: what the network delivers past saturation).
+    pub max_accepted: Option<f64>,
+    /// Loads whose point deadlocked.
+    pub deadlocked_loads: Vec<f64>,
+}
+
+impl SweepSummary {
+    pub fn of(points: &[LoadPoint]) -> Self {
+        let mut order: Vec<&LoadPoint> = points.iter().collect();
+        order.sort_by(|a, b| a.load.total_cmp(&b.load));
+        let best_stable = order.iter().rev().find(|p| p.stable);
+        let unstable_above = best_stable.and_then(|b| {
+            order
+                .iter()
+                .find(|p| p.load > b.load && !p.stable)
+                .map(|p| p.load)
+        });
+        let (saturation_throughput, saturation_load) = match (best_stable, unstable_above) {
+            (Some(b), Some(_)) => (Some(b.accepted), Some(b.load)),
+            _ => (None, None),
+        };
+        SweepSummary {
+            saturation_throughput,
+            saturation_load,
+            first_unstable_load: order.iter().find(|p| !p.stable).map(|p| p.load),
+            max_accepted: order
+                .iter()
+                .filter(|p| p.status != PointStatus::Deadlock)
+                .map(|p| p.accepted)
+                .max_by(f64::total_cmp),
+            deadlocked_loads: order
+                .iter()
+                .filter(|p| p.status == PointStatus::Deadlock)
+                .map(|p| p.load)
+                .collect(),
+        }
     }
-    points
-        .iter()
-        .filter(|p| p.deadlock.is_none())
-        .map(|p| p.accepted)
-        .max_by(f64::total_cmp)
 }
