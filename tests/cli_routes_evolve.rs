@@ -73,3 +73,55 @@ fn evolve_errors_name_the_field() {
     let e = error_line(&["routes", "evolve", p.to_str().unwrap(), "--quiet"]);
     assert!(e.contains("traffic"), "{e}");
 }
+
+/// The evolved table is simulated under the table > adaptive > escape hierarchy: with too
+/// few VCs for it the command says so (it used to panic with 1-3 VCs and to simulate an
+/// empty table class with 4); with 2-4 VCs the classes shrink to fit and the table is used.
+#[test]
+fn evolve_checks_the_vc_classes_for_every_vc_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("vcs.toml");
+    let out = dir.path().join("out");
+    for vcs in 1..=4 {
+        std::fs::write(
+            &p,
+            format!(
+                "seed = 1\n[topology]\nkind = \"mesh\"\ndims = [4, 4]\n[[traffic]]\n\
+                 pattern = \"transpose\"\nload = 0.1\n[simulation]\nnum_vcs = {vcs}\n\
+                 warmup_cycles = 200\nmeasure_cycles = 1000\n"
+            ),
+        )
+        .unwrap();
+        let args = [
+            "routes",
+            "evolve",
+            p.to_str().unwrap(),
+            "--generations",
+            "2",
+            "--population",
+            "8",
+            "--quiet",
+            "--json",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        if vcs == 1 {
+            let e = error_line(&args);
+            assert!(
+                e.contains("simulation.num_vcs") && e.contains("at least 2 VCs"),
+                "{e}"
+            );
+            continue;
+        }
+        let v = json(&args);
+        assert!(
+            v["simulated"][0]["latency_avg"].as_f64().unwrap() > 0.0,
+            "{vcs} VCs: {v}"
+        );
+        let meta = std::fs::read_to_string(out.join("best.json")).unwrap();
+        assert!(
+            meta.contains("table: 1..2") || meta.contains("table: 2.."),
+            "{vcs}: {meta}"
+        );
+    }
+}

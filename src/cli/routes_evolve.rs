@@ -207,7 +207,12 @@ pub fn run_evolve(args: &EvolveArgs) -> Result<()> {
     } else {
         cfg.training_loads.clone()
     };
-    let classes = TableClasses::defaults(&topo, params.num_vcs);
+    // Checked only when tables are simulated (the VC classes matter nowhere else).
+    let classes = if cfg.simulate_elite > 0 {
+        TableClasses::resolve(&topo, params.num_vcs, None, None, None).map_err(in_file)?
+    } else {
+        TableClasses::defaults(&topo, params.num_vcs)
+    };
     let table_routing = |table: RoutingTable| -> Result<TableRouting> {
         Ok(TableRouting::new(
             &topo,

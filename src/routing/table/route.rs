@@ -57,14 +57,75 @@ pub struct TableClasses {
 
 impl TableClasses {
     /// The defaults: escape `0..e` (`e` = the VCs the escape routing needs: 2 on a torus for
-    /// the DOR dateline, 1 otherwise), adaptive `e..4`, table `4..num_vcs`.
+    /// the DOR dateline, 1 otherwise); with 5 VCs or more the paper's layout, adaptive `e..4`
+    /// and table `4..num_vcs`; with fewer, the VCs above the escape split between the table
+    /// (the upper half, rounded up) and the adaptive class. With `num_vcs <= e` the table
+    /// class is empty ([`TableClasses::resolve`] rejects that).
     pub fn defaults(topo: &Topology, num_vcs: usize) -> Self {
         let e = escape_min_vcs(topo);
+        let table_start = if num_vcs >= 5 {
+            4
+        } else {
+            num_vcs - num_vcs.saturating_sub(e).div_ceil(2)
+        };
         TableClasses {
-            table: 4..num_vcs.max(4),
-            adaptive: e..4,
+            table: table_start.max(e)..num_vcs.max(e),
+            adaptive: e..table_start.max(e),
             escape: 0..e,
         }
+    }
+
+    /// The classes of a hierarchy with `num_vcs` VCs per channel: the defaults, each class
+    /// replaced by its `[start, end)` when given, checked against `num_vcs`, with a non-empty
+    /// table class. The one check every command uses (`routing = "table"`, `routes evolve`);
+    /// errors name `routing.<class>_vcs` or `simulation.num_vcs`.
+    pub fn resolve(
+        topo: &Topology,
+        num_vcs: usize,
+        table: Option<[usize; 2]>,
+        adaptive: Option<[usize; 2]>,
+        escape: Option<[usize; 2]>,
+    ) -> Result<Self> {
+        let e = escape_min_vcs(topo);
+        if escape.is_none() && num_vcs <= e {
+            return Err(Error::field(
+                "simulation.num_vcs",
+                format!(
+                    "the table > adaptive > escape hierarchy needs at least {} VCs on `{}` \
+                     ({e} escape + 1 table), got {num_vcs}",
+                    e + 1,
+                    topo.name
+                ),
+            ));
+        }
+        let d = Self::defaults(topo, num_vcs);
+        let classes = TableClasses {
+            table: range_of(table, d.table),
+            adaptive: range_of(adaptive, d.adaptive),
+            escape: range_of(escape, d.escape),
+        };
+        classes
+            .validate(Some(num_vcs))
+            .map_err(|e| crate::problem::prefix_field(e, "routing"))?;
+        if classes.table.is_empty() {
+            let field = if table.is_some() {
+                "routing.table_vcs"
+            } else {
+                "simulation.num_vcs"
+            };
+            return Err(Error::field(
+                field,
+                format!(
+                    "the table VC class [{}, {}) is empty: the table > adaptive > escape \
+                     hierarchy needs a VC above the {} escape VC(s) (simulation.num_vcs = \
+                     {num_vcs})",
+                    classes.table.start,
+                    classes.table.end,
+                    classes.escape.len()
+                ),
+            ));
+        }
+        Ok(classes)
     }
 
     /// Checks the classes: ranges well formed, escape non-empty, pairwise disjoint, within
@@ -690,26 +751,13 @@ pub fn build(
             TableMode::Layered(layers)
         }
         TableModeName::Hierarchy => {
-            let d = TableClasses::defaults(topo, num_vcs);
-            let classes = TableClasses {
-                table: range_of(cfg.table_vcs, d.table),
-                adaptive: range_of(cfg.adaptive_vcs, d.adaptive),
-                escape: range_of(cfg.escape_vcs, d.escape),
-            };
-            classes
-                .validate(Some(num_vcs))
-                .map_err(|e| crate::problem::prefix_field(e, "routing"))?;
-            if classes.table.is_empty() {
-                // Legal for `TableRouting::new`, but from a file it means the table is ignored.
-                return Err(Error::field(
-                    "routing.table_vcs",
-                    format!(
-                        "the table class [{}, {}) is empty (simulation.num_vcs = {num_vcs}; the \
-                         default is [4, num_vcs))",
-                        classes.table.start, classes.table.end
-                    ),
-                ));
-            }
+            let classes = TableClasses::resolve(
+                topo,
+                num_vcs,
+                cfg.table_vcs,
+                cfg.adaptive_vcs,
+                cfg.escape_vcs,
+            )?;
             TableMode::Hierarchy(classes)
         }
     };
