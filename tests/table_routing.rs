@@ -353,9 +353,17 @@ fn registry_errors_name_the_field() {
         e,
         "routing.table_vcs: [4, 10) goes beyond the 8 VCs per channel (simulation.num_vcs)"
     );
-    let e = err(cfg(&|_| {}), &mesh, 4);
+    // Fewer than 5 VCs: the classes above the escape split between table and adaptive.
+    let r = build_routing(&cfg(&|_| {}), &mesh, 4).unwrap();
+    assert_eq!(r.min_vcs(), 4);
+    let e = err(cfg(&|c| c.table_vcs = Some([4, 4])), &mesh, 8);
     assert!(
-        e.starts_with("routing.table_vcs: the table class [4, 4) is empty"),
+        e.starts_with("routing.table_vcs: the table VC class [4, 4) is empty"),
+        "{e}"
+    );
+    let e = err(cfg(&|_| {}), &mesh, 1);
+    assert!(
+        e.starts_with("simulation.num_vcs: the table > adaptive > escape"),
         "{e}"
     );
     let e = err(cfg(&|c| c.escape_vcs = Some([0, 0])), &mesh, 8);
