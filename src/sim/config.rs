@@ -25,6 +25,20 @@ pub enum AllocatorKind {
     Islip,
 }
 
+/// How an input VC waiting for an output VC picks the one it requests (the output VCs then
+/// grant one requester each, round-robin).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VcAllocatorKind {
+    /// The first grantable VC in the routing function's candidate order (lowest VC first
+    /// within a candidate): near saturation every requester of a port asks for the same VC.
+    FirstFree,
+    /// BookSim2's separable input-first allocator: among the grantable VCs of its most
+    /// preferred candidate that has one, each input VC requests the one nearest its own
+    /// round-robin pointer; both pointers move only on a grant.
+    SeparableInputFirst,
+}
+
 /// The `[simulation]` table as written (every field optional).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -42,6 +56,7 @@ pub struct SimConfig {
     pub injection_delay: Option<u32>,
     pub input_speedup: Option<u32>,
     pub allocator: Option<AllocatorKind>,
+    pub vc_allocator: Option<VcAllocatorKind>,
     pub alloc_iters: Option<u32>,
     pub wait_for_tail_credit: Option<bool>,
     pub warmup_cycles: Option<u64>,
@@ -78,7 +93,10 @@ pub struct SimParams {
     pub injection_delay: u32,
     /// Flits an input port may send through the crossbar per cycle (from different VCs).
     pub input_speedup: u32,
+    /// Switch allocator.
     pub allocator: AllocatorKind,
+    /// VC allocator (input stage).
+    pub vc_allocator: VcAllocatorKind,
     pub alloc_iters: u32,
     /// Allocate every output VC atomically: only once the previous packet's tail credit has
     /// come back (BookSim2's `wait_for_tail_credit`).
@@ -125,6 +143,10 @@ impl SimConfig {
                 ));
             }
         };
+        let vc_allocator = match preset.as_str() {
+            "booksim" => VcAllocatorKind::SeparableInputFirst,
+            _ => VcAllocatorKind::FirstFree,
+        };
         let p = SimParams {
             preset,
             num_vcs: self.num_vcs.unwrap_or(4),
@@ -138,6 +160,7 @@ impl SimConfig {
             injection_delay: self.injection_delay.unwrap_or(delays.5),
             input_speedup: self.input_speedup.unwrap_or(1),
             allocator: self.allocator.unwrap_or(AllocatorKind::Separable),
+            vc_allocator: self.vc_allocator.unwrap_or(vc_allocator),
             alloc_iters: self.alloc_iters.unwrap_or(1),
             wait_for_tail_credit: self.wait_for_tail_credit.unwrap_or(false),
             warmup_cycles: self.warmup_cycles.unwrap_or(2_000),

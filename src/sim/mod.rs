@@ -11,7 +11,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 use serde::Serialize;
 
-pub use config::{AllocatorKind, SimConfig, SimParams, Switching};
+pub use config::{AllocatorKind, SimConfig, SimParams, Switching, VcAllocatorKind};
 pub use engine::{Counters, DeadlockReport, DeliveredPacket, Engine, RunEnd};
 pub use stats::{ClassStats, LatencyStats, TimelineWindow};
 

@@ -19,6 +19,9 @@ impl Engine<'_> {
                 let li = req.li as usize;
                 self.grant_vc(at, li, lov, req.cand as usize);
                 self.ovs[base + lov].rr = if li + 1 == span { 0 } else { li as u32 + 1 };
+                if let Some(ptr) = self.va_ptr.get_mut(base + li) {
+                    *ptr = if lov + 1 == span { 0 } else { lov as u32 + 1 };
+                }
                 if self.p.vc_alloc_delay == 0 && self.can_send(&self.ivs[base + li]) {
                     self.sa_mask[li / 64] |= 1 << (li % 64);
                     any_sa = true;

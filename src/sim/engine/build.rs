@@ -192,6 +192,10 @@ impl<'a> Engine<'a> {
             nic_credits: vec![depth; terminals * v],
             nic_active: Vec::new(),
             total_queued: 0,
+            va_ptr: match params.vc_allocator {
+                VcAllocatorKind::SeparableInputFirst => vec![0; ivs],
+                VcAllocatorKind::FirstFree => Vec::new(),
+            },
             va_mask: vec![0; words],
             va_best: vec![VaRequest::default(); locals],
             sa_mask: vec![0; words],

@@ -31,7 +31,7 @@ use diagnostics::queue_growth;
 use terminals::SourceCalendar;
 use view::EngineView;
 
-use super::config::{AllocatorKind, SimParams, Switching};
+use super::config::{AllocatorKind, SimParams, Switching, VcAllocatorKind};
 use super::network::{NONE, Network, Sink};
 use super::stats::{Collector, PacketRecord};
 use crate::routing::{
@@ -378,6 +378,9 @@ pub struct Engine<'a> {
     nic_credits: Vec<u32>,
     nic_active: Vec<u32>,
     total_queued: u64,
+    /// Separable input-first VC allocation: each input VC's round-robin pointer over its
+    /// router's local output VC numbers.
+    va_ptr: Vec<u32>,
     // Per-router scratch of the allocators (bit sets over local VC / port numbers).
     va_mask: Vec<u64>,
     va_best: Vec<VaRequest>,

@@ -138,13 +138,37 @@ impl Engine<'_> {
             let ovc = &self.ovs[base + lov];
             ovc.owner == NONE && ovc.credits >= self.grant_need(pkt, self.lvc[lov] as usize)
         };
-        let Some((k, lov)) = cands.iter().enumerate().find_map(|(k, c)| {
-            let first = c.port as usize * v;
-            (c.vcs.start..c.vcs.end)
-                .map(|vc| first + usize::from(vc))
-                .find(|&lov| free(lov))
-                .map(|lov| (k, lov))
-        }) else {
+        let choice = match self.p.vc_allocator {
+            VcAllocatorKind::FirstFree => cands.iter().enumerate().find_map(|(k, c)| {
+                let first = c.port as usize * v;
+                (c.vcs.start..c.vcs.end)
+                    .map(|vc| first + usize::from(vc))
+                    .find(|&lov| free(lov))
+                    .map(|lov| (k, lov))
+            }),
+            VcAllocatorKind::SeparableInputFirst => {
+                // The routing function's order is the priority (BookSim's per-range priority);
+                // within the first candidate with a grantable VC, round-robin from the
+                // pointer.
+                let ptr = self.va_ptr[iv];
+                cands.iter().enumerate().find_map(|(k, c)| {
+                    let first = c.port as usize * v;
+                    (c.vcs.start..c.vcs.end)
+                        .map(|vc| first + usize::from(vc))
+                        .filter(|&lov| free(lov))
+                        .min_by_key(|&lov| {
+                            let lov = lov as u32;
+                            if lov >= ptr {
+                                lov - ptr
+                            } else {
+                                lov + at.span - ptr
+                            }
+                        })
+                        .map(|lov| (k, lov))
+                })
+            }
+        };
+        let Some((k, lov)) = choice else {
             return false;
         };
         let li = li as u32;
