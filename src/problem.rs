@@ -12,7 +12,7 @@ use crate::sim::SimConfig;
 use crate::topology::metrics::{BisectionOptions, MetricsOptions};
 use crate::topology::spec::clean_serde_message;
 use crate::topology::{Topology, TopologyConfig};
-use crate::traffic::TrafficConfig;
+use crate::traffic::{Traffic, TrafficConfig};
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -120,6 +120,17 @@ impl LoadedProblem {
             .topology
             .build(self.base_dir(), self.problem.seed)
             .map_err(|e| prefix_field(e, "topology").in_file(&self.path))
+    }
+
+    /// The `[[traffic]]` classes for a simulation with `sim` (the `booksim` preset changes
+    /// their defaults: packets to oneself, as BookSim2 sends them).
+    pub fn build_traffic(&self, topo: &Topology, sim: &crate::sim::SimParams) -> Result<Traffic> {
+        let mut configs = self.problem.traffic.clone();
+        if sim.preset == "booksim" {
+            crate::traffic::apply_booksim_defaults(&mut configs);
+        }
+        Traffic::build(&configs, topo, self.problem.seed, self.base_dir())
+            .map_err(|e| prefix_field(e, "traffic").in_file(&self.path))
     }
 
     pub fn metrics_options(&self) -> Result<MetricsOptions> {

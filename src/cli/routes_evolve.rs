@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use crate::bounds::{Bound, BoundKind, candidate_bound, routing_bound, single_path_bound};
 use crate::export::routes::{RoutesFormat, write_routes};
-use crate::problem::{LoadedProblem, prefix_field};
+use crate::problem::LoadedProblem;
 use crate::routing::table::candidates::{CandidateOptions, generate_candidates};
 use crate::routing::table::io::TableMetadata;
 use crate::routing::table::load::RouterDemand;
@@ -147,9 +147,8 @@ pub fn run_evolve(args: &EvolveArgs) -> Result<()> {
             path.display()
         );
     }
-    let traffic = Traffic::build(&p.traffic, &topo, p.seed, loaded.base_dir())
-        .map_err(|e| in_file(prefix_field(e, "traffic")))?;
     let params = p.simulation.resolve().map_err(in_file)?;
+    let traffic = loaded.build_traffic(&topo, &params)?;
     let demands: Vec<RouterDemand> = (0..p.traffic.len())
         .map(|c| RouterDemand::from_terminal_matrix(&topo, &traffic.traffic_matrix(c)))
         .collect();

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use crate::bounds::{BoundKind, routing_bound, terminal_load};
 use crate::export::plot::{Series, line_plot};
-use crate::problem::{LoadedProblem, prefix_field};
+use crate::problem::LoadedProblem;
 use crate::routing::build_routing;
 use crate::routing::table::load::RouterDemand;
 use crate::sim::{self, LoadPoint, SimParams};
@@ -186,8 +186,7 @@ impl Setup {
             .base_dir
             .get_or_insert_with(|| loaded.base_dir().to_path_buf());
         let routing = build_routing(&routing_cfg, &topo, params.num_vcs).map_err(in_file)?;
-        let traffic = Traffic::build(&p.traffic, &topo, p.seed, loaded.base_dir())
-            .map_err(|e| in_file(prefix_field(e, "traffic")))?;
+        let traffic = loaded.build_traffic(&topo, &params)?;
         Ok(Setup {
             name: p.name.clone().unwrap_or_else(|| topo.name.clone()),
             seed: p.seed,

@@ -124,9 +124,42 @@ pub struct TrafficConfig {
     /// Most packets waiting in a source queue (none = unbounded); the simulator enforces it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_queue: Option<usize>,
+    /// Packets to the source itself, as BookSim2 sends them (they cross one router): `uniform`
+    /// draws the source too, a permutation's fixed points (transpose's diagonal, ...) send to
+    /// themselves, `diagonal` sends its 2/3 share to itself. Default false (none is created),
+    /// true under `simulation.preset = "booksim"`. For `uniform`, `diagonal` and the
+    /// permutations `transpose`, `bitcomp`, `bitrev`, `shuffle`, `tornado`, `neighbor`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub self_packets: Option<bool>,
     /// Changes this class's random streams without changing the problem's seed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed_offset: Option<u64>,
+}
+
+/// The patterns that can send packets to the source itself (`self_packets`).
+pub const SELF_PACKET_PATTERNS: [&str; 8] = [
+    "uniform",
+    "diagonal",
+    "transpose",
+    "bitcomp",
+    "bitrev",
+    "shuffle",
+    "tornado",
+    "neighbor",
+];
+
+/// The `booksim` simulation preset's traffic defaults: `self_packets` on wherever it
+/// applies and is not set.
+pub fn apply_booksim_defaults(configs: &mut [TrafficConfig]) {
+    for c in configs {
+        let applies = c
+            .pattern
+            .as_deref()
+            .is_some_and(|p| SELF_PACKET_PATTERNS.contains(&p));
+        if applies && c.self_packets.is_none() {
+            c.self_packets = Some(true);
+        }
+    }
 }
 
 /// One step of a dynamic load: `load` applies from the end of the previous phase (cycle 0 for
@@ -270,6 +303,7 @@ pub(crate) struct ClassSpec {
     pub load: LoadSpec,
     pub sizes: Sizes,
     pub source_queue: Option<usize>,
+    pub self_packets: bool,
     pub seed_offset: u64,
 }
 
@@ -345,6 +379,16 @@ impl TrafficConfig {
         self.check_applicable(&pattern_name, injection_name)?;
         let sizes = self.sizes()?;
         let pattern = self.pattern_spec(&pattern_name)?;
+        if self.self_packets == Some(true) && !SELF_PACKET_PATTERNS.contains(&pattern_name.as_str())
+        {
+            return Err(Error::field(
+                "self_packets",
+                format!(
+                    "applies only to pattern = {} (this class has \"{pattern_name}\")",
+                    quoted(&SELF_PACKET_PATTERNS)
+                ),
+            ));
+        }
         let injection = match injection_name {
             "bernoulli" => InjectionSpec::Bernoulli,
             "periodic" => InjectionSpec::Periodic,
@@ -402,6 +446,7 @@ impl TrafficConfig {
             load,
             sizes,
             source_queue: self.source_queue,
+            self_packets: self.self_packets.unwrap_or(false),
             seed_offset: self.seed_offset.unwrap_or(0),
         })
     }

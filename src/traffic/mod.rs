@@ -29,7 +29,8 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 pub use config::{
-    DEFAULT_GRID, INJECTIONS, PATTERNS, PhaseConfig, TrafficConfig, parse_traffic_tables,
+    DEFAULT_GRID, INJECTIONS, PATTERNS, PhaseConfig, SELF_PACKET_PATTERNS, TrafficConfig,
+    apply_booksim_defaults, parse_traffic_tables,
 };
 pub use process::SourceState;
 
@@ -288,7 +289,7 @@ impl Class {
         let seed = seed.wrapping_add(spec.seed_offset.wrapping_mul(0x9E37_79B9_7F4A_7C15));
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         rng.set_stream(PATTERN_STREAM | index as u64);
-        let pattern = Pattern::build(&spec.pattern, topo, base_dir, &mut rng)?;
+        let pattern = Pattern::build(&spec.pattern, topo, base_dir, &mut rng, spec.self_packets)?;
         let (process, nominal_load) = Process::build(
             &spec.injection,
             &spec.load,

@@ -1,8 +1,10 @@
 //! Destination patterns: which terminal a packet from a given source goes to.
 //!
-//! A pattern never returns the source itself: where its definition would (a fixed point of a
-//! permutation, the self share of `diagonal`, a stencil dimension of size 1) no packet is
-//! created. `send_fraction` says which share of a source's creations produce a packet.
+//! A pattern returns the source itself only with `self_packets` (BookSim2's behaviour, for
+//! `uniform`, `diagonal` and the permutations): otherwise, where its definition would (a fixed
+//! point of a permutation, the self share of `diagonal`, a stencil dimension of size 1) no
+//! packet is created. `send_fraction` says which share of a source's creations produce a
+//! packet.
 
 use std::path::Path;
 
@@ -20,17 +22,19 @@ const NONE: u32 = u32::MAX;
 
 #[derive(Clone, Debug)]
 pub(crate) enum Pattern {
-    /// Any other terminal, uniformly.
+    /// Any other terminal, uniformly (any terminal, the source included, with `itself`).
     Uniform {
         n: u32,
+        itself: bool,
     },
     /// A fixed destination per source (`NONE`: the source does not send).
     Table {
         dest: Vec<u32>,
     },
-    /// BookSim's diagonal: 1/3 to `src + 1`, 2/3 to itself (not sent).
+    /// BookSim's diagonal: 1/3 to `src + 1`, 2/3 to itself (sent only with `itself`).
     Diagonal {
         n: u32,
+        itself: bool,
     },
     Hotspot {
         n: u32,
@@ -72,17 +76,24 @@ fn uniform_other(src: u32, n: u32, rng: &mut ChaCha8Rng) -> u32 {
     if r >= src { r + 1 } else { r }
 }
 
-fn table(n: usize, f: impl Fn(u32) -> u32) -> Pattern {
+/// A permutation; its fixed points send nothing unless `itself`.
+fn table(n: usize, itself: bool, f: impl Fn(u32) -> u32) -> Pattern {
     let dest = (0..n as u32)
         .map(|s| {
             let d = f(s);
-            if d == s { NONE } else { d }
+            if d == s && !itself { NONE } else { d }
         })
         .collect();
     Pattern::Table { dest }
 }
 
-fn bit_pattern(name: &str, n: usize, even: bool, f: impl Fn(u32, u32) -> u32) -> Result<Pattern> {
+fn bit_pattern(
+    name: &str,
+    n: usize,
+    even: bool,
+    itself: bool,
+    f: impl Fn(u32, u32) -> u32,
+) -> Result<Pattern> {
     let lg = n.trailing_zeros();
     if !n.is_power_of_two() || (even && lg % 2 == 1) {
         let need = if even {
@@ -97,7 +108,7 @@ fn bit_pattern(name: &str, n: usize, even: bool, f: impl Fn(u32, u32) -> u32) ->
             ),
         ));
     }
-    Ok(table(n, |s| f(s, lg)))
+    Ok(table(n, itself, |s| f(s, lg)))
 }
 
 /// The k-ary n-cube coordinates of terminals: the Cartesian dims when every router hosts
@@ -121,10 +132,10 @@ fn cube(topo: &Topology) -> Option<(Vec<usize>, Vec<u32>)> {
 
 /// A digit permutation (BookSim's tornado/neighbor): every coordinate `c` of radix `k`
 /// becomes `(c + step(k)) mod k`.
-fn digit_pattern(topo: &Topology, step: impl Fn(usize) -> usize) -> Pattern {
+fn digit_pattern(topo: &Topology, itself: bool, step: impl Fn(usize) -> usize) -> Pattern {
     let n = topo.num_terminals();
     match cube(topo) {
-        Some((dims, terminal_of)) => table(n, |t| {
+        Some((dims, terminal_of)) => table(n, itself, |t| {
             let mut r = topo.terminals[t as usize].router;
             let (mut dest, mut stride) = (0, 1);
             for &k in &dims {
@@ -135,7 +146,7 @@ fn digit_pattern(topo: &Topology, step: impl Fn(usize) -> usize) -> Pattern {
             }
             terminal_of[dest]
         }),
-        None => table(n, |t| ((t as usize + step(n)) % n) as u32),
+        None => table(n, itself, |t| ((t as usize + step(n)) % n) as u32),
     }
 }
 
@@ -173,31 +184,34 @@ fn stencil_step(src: u32, dims: [u32; 3], dir: u32) -> u32 {
 
 impl Pattern {
     /// Builds the pattern for `topo`; `rng` draws the random structures (randperm,
-    /// randneighbours) once.
+    /// randneighbours) once; `itself`: packets to the source itself (`self_packets`).
     pub(crate) fn build(
         spec: &PatternSpec,
         topo: &Topology,
         base_dir: &Path,
         rng: &mut ChaCha8Rng,
+        itself: bool,
     ) -> Result<Pattern> {
         let n = topo.num_terminals();
         let n32 = n as u32;
         Ok(match spec {
-            PatternSpec::Uniform => Pattern::Uniform { n: n32 },
-            PatternSpec::BitComp => bit_pattern("bitcomp", n, false, |s, _| !s & (n32 - 1))?,
-            PatternSpec::Transpose => bit_pattern("transpose", n, true, |s, lg| {
+            PatternSpec::Uniform => Pattern::Uniform { n: n32, itself },
+            PatternSpec::BitComp => {
+                bit_pattern("bitcomp", n, false, itself, |s, _| !s & (n32 - 1))?
+            }
+            PatternSpec::Transpose => bit_pattern("transpose", n, true, itself, |s, lg| {
                 let half = lg / 2;
                 let lo = (1u32 << half) - 1;
                 ((s >> half) & lo) | ((s << half) & (lo << half))
             })?,
-            PatternSpec::BitRev => {
-                bit_pattern("bitrev", n, false, |s, lg| s.reverse_bits() >> (32 - lg))?
-            }
-            PatternSpec::Shuffle => bit_pattern("shuffle", n, false, |s, lg| {
+            PatternSpec::BitRev => bit_pattern("bitrev", n, false, itself, |s, lg| {
+                s.reverse_bits() >> (32 - lg)
+            })?,
+            PatternSpec::Shuffle => bit_pattern("shuffle", n, false, itself, |s, lg| {
                 ((s << 1) & (n32 - 1)) | (s >> (lg - 1))
             })?,
-            PatternSpec::Tornado => digit_pattern(topo, |k| k.div_ceil(2) - 1),
-            PatternSpec::Neighbor => digit_pattern(topo, |_| 1),
+            PatternSpec::Tornado => digit_pattern(topo, itself, |k| k.div_ceil(2) - 1),
+            PatternSpec::Neighbor => digit_pattern(topo, itself, |_| 1),
             PatternSpec::RandPerm => {
                 let mut perm: Vec<u32> = (0..n32).collect();
                 // A uniformly random derangement by rejection (about e tries); after many
@@ -215,7 +229,7 @@ impl Pattern {
                 }
                 Pattern::Table { dest: perm }
             }
-            PatternSpec::Diagonal => Pattern::Diagonal { n: n32 },
+            PatternSpec::Diagonal => Pattern::Diagonal { n: n32, itself },
             PatternSpec::Hotspot { hotspots, fraction } => {
                 let mut spots = Vec::with_capacity(hotspots.len());
                 for (i, &h) in hotspots.iter().enumerate() {
@@ -343,9 +357,13 @@ impl Pattern {
     /// nothing (the pattern's destination is the source itself).
     pub(crate) fn sample(&self, src: u32, rng: &mut ChaCha8Rng) -> Option<u32> {
         match self {
-            Pattern::Uniform { n } => Some(uniform_other(src, *n, rng)),
+            Pattern::Uniform { n, itself: false } => Some(uniform_other(src, *n, rng)),
+            Pattern::Uniform { n, itself: true } => Some(rng.random_range(0..*n)),
             Pattern::Table { dest } => Some(dest[src as usize]).filter(|&d| d != NONE),
-            Pattern::Diagonal { n } => (rng.random_range(0..3u32) == 0).then(|| (src + 1) % n),
+            Pattern::Diagonal { n, itself } => match rng.random_range(0..3u32) {
+                0 => Some((src + 1) % n),
+                _ => itself.then_some(src),
+            },
             Pattern::Hotspot { n, spots, fraction } => {
                 if *fraction > 0.0 && rng.random::<f64>() < *fraction {
                     match spots.binary_search(&src) {
@@ -412,7 +430,8 @@ impl Pattern {
         match self {
             Pattern::Uniform { .. } | Pattern::Hotspot { .. } => 1.0,
             Pattern::Table { dest } => f64::from(u8::from(dest[src as usize] != NONE)),
-            Pattern::Diagonal { .. } => 1.0 / 3.0,
+            Pattern::Diagonal { itself: true, .. } => 1.0,
+            Pattern::Diagonal { itself: false, .. } => 1.0 / 3.0,
             Pattern::Adv { .. } => f64::from(u8::from(!self.adv_members(src).is_empty())),
             Pattern::Stencil { dims } => {
                 (0..6u32)
@@ -433,15 +452,25 @@ impl Pattern {
     /// destination; the probabilities sum to `send_fraction(src)`.
     pub(crate) fn distribution(&self, src: u32) -> Vec<(u32, f64)> {
         let mut out: Vec<(u32, f64)> = match self {
-            Pattern::Uniform { n } => {
+            Pattern::Uniform { n, itself: false } => {
                 let p = 1.0 / f64::from(n - 1);
                 (0..*n).filter(|&d| d != src).map(|d| (d, p)).collect()
+            }
+            Pattern::Uniform { n, itself: true } => {
+                let p = 1.0 / f64::from(*n);
+                (0..*n).map(|d| (d, p)).collect()
             }
             Pattern::Table { dest } => match dest[src as usize] {
                 NONE => Vec::new(),
                 d => vec![(d, 1.0)],
             },
-            Pattern::Diagonal { n } => vec![((src + 1) % n, 1.0 / 3.0)],
+            Pattern::Diagonal { n, itself } => {
+                let mut v = vec![((src + 1) % n, 1.0 / 3.0)];
+                if *itself {
+                    v.push((src, 2.0 / 3.0));
+                }
+                v
+            }
             Pattern::Hotspot { n, spots, fraction } => {
                 let others: Vec<u32> = spots.iter().copied().filter(|&h| h != src).collect();
                 let (f, rest) = if others.is_empty() {

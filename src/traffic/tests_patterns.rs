@@ -543,3 +543,45 @@ fn traffic_doc_example_builds() {
     assert!((tr.offered_load(3) - 15.0 * 2.0 / 100_000.0).abs() < 1e-15);
     assert!((tr.nominal_load(2) - 1.6 / 3.0).abs() < 1e-12);
 }
+
+/// `self_packets` (BookSim2's behaviour): uniform draws the source too, transpose's diagonal
+/// sends to itself, diagonal keeps its 2/3 self share; the sampled destinations follow the
+/// exact distribution; the `booksim` defaults switch it on where it applies.
+#[test]
+fn self_packets_send_to_the_source_like_booksim() {
+    let t = torus(&[4, 4], 1);
+    let with_self = |name: &str| {
+        let mut c = pattern(name);
+        c.self_packets = Some(true);
+        build(c, &t)
+    };
+    let uniform = with_self("uniform");
+    let d = uniform.destination_distribution(0, 5);
+    assert_eq!(d.len(), 16);
+    assert!(d.iter().all(|&(_, p)| (p - 1.0 / 16.0).abs() < 1e-12));
+    let hits = samples(&uniform, 5, 16_000, 3)
+        .into_iter()
+        .filter(|&s| s == Some(5))
+        .count();
+    assert!((800..1200).contains(&hits), "{hits} of 16,000 to itself");
+    // Transpose of 16 terminals: 0, 5, 10, 15 are the diagonal.
+    let transpose = with_self("transpose");
+    assert_eq!(dest(&transpose, 5), Some(5));
+    assert_eq!(dest(&transpose, 1), Some(4));
+    assert_eq!(dest(&build(pattern("transpose"), &t), 5), None);
+    let diagonal = with_self("diagonal");
+    assert_eq!(
+        diagonal.destination_distribution(0, 3),
+        vec![(3, 2.0 / 3.0), (4, 1.0 / 3.0)]
+    );
+    let mut hot = pattern("hotspot");
+    hot.hotspots = Some(vec![0]);
+    hot.self_packets = Some(true);
+    let (field, reason) = build_err(hot, &t);
+    assert_eq!(field, "self_packets");
+    assert!(reason.contains("\"uniform\""), "{reason}");
+    let mut configs = vec![pattern("uniform"), pattern("randperm")];
+    apply_booksim_defaults(&mut configs);
+    assert_eq!(configs[0].self_packets, Some(true));
+    assert_eq!(configs[1].self_packets, None);
+}
