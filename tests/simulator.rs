@@ -576,3 +576,28 @@ fn separable_vc_allocation_does_not_funnel_requests_onto_one_vc() {
     let first_free = latency(sim::VcAllocatorKind::FirstFree);
     assert!(separable < 0.8 * first_free, "{separable} vs {first_free}");
 }
+
+/// DOR on a torus that always takes `+` at a k/2 tie loads the `+` channels more under
+/// uniform traffic (BookSim2 flips a coin): on the 8x8 torus it saturates at 0.41 flits per
+/// terminal per cycle where the random tie is still stable.
+#[test]
+fn a_random_torus_tie_raises_dor_saturation() {
+    let t = topo("torus:8x8");
+    let p = params(SimConfig {
+        num_vcs: Some(4),
+        warmup_cycles: Some(3000),
+        measure_cycles: Some(10_000),
+        ..SimConfig::default()
+    });
+    let stable = |tie: &str| {
+        let cfg = RoutingConfig {
+            algorithm: "dor".into(),
+            tie: Some(serde_json::from_value(serde_json::json!(tie)).unwrap()),
+            ..RoutingConfig::default()
+        };
+        let r = build_routing(&cfg, &t, 4).unwrap();
+        sim::simulate_point(&t, r.as_ref(), traffic(&t, "uniform", 0.41, 1), &p, 1, 0.41).stable
+    };
+    assert!(!stable("plus"));
+    assert!(stable("random"));
+}

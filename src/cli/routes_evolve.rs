@@ -266,13 +266,16 @@ pub fn run_evolve(args: &EvolveArgs) -> Result<()> {
     let (bound, bound_exact, bound_method) = combine(&round(&cand_bounds), cfg.aggregate);
     let (any_bound, any_exact, any_method) = combine(&round(&all_bounds), cfg.aggregate);
 
-    let baseline_cfg = p
+    let mut baseline_cfg = p
         .routing
         .clone()
         .unwrap_or_else(|| crate::routing::RoutingConfig {
             algorithm: "dor".into(),
             ..Default::default()
         });
+    if params.preset == "booksim" {
+        baseline_cfg.apply_booksim_defaults(&topo);
+    }
     let baseline = build_routing(&baseline_cfg, &topo, params.num_vcs).map_err(in_file)?;
     let baseline_sim = simulate(&topo, baseline.as_ref(), &traffic, &params, p.seed, &loads)?;
     let best_sim = if cfg.simulate_elite > 0 {

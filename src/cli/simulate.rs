@@ -185,6 +185,9 @@ impl Setup {
         routing_cfg
             .base_dir
             .get_or_insert_with(|| loaded.base_dir().to_path_buf());
+        if params.preset == "booksim" {
+            routing_cfg.apply_booksim_defaults(&topo);
+        }
         let routing = build_routing(&routing_cfg, &topo, params.num_vcs).map_err(in_file)?;
         let traffic = loaded.build_traffic(&topo, &params)?;
         Ok(Setup {
@@ -400,6 +403,10 @@ fn run_compare(
                 ..Default::default()
             },
         };
+        let mut cfg = cfg;
+        if setup.params.preset == "booksim" {
+            cfg.apply_booksim_defaults(&setup.topo);
+        }
         let routing = build_routing(&cfg, &setup.topo, setup.params.num_vcs)
             .with_context(|| format!("--compare {entry}"))?;
         let points = sim::sweep(

@@ -522,3 +522,103 @@ fn registry_builds_by_name_and_reports_shape_and_vc_errors() {
     // Other names are left to the other families.
     assert!(super::build(&cfg("min"), &torus, 2).unwrap().is_none());
 }
+
+fn build_with(
+    alg: CartesianAlgorithm,
+    topo: &Topology,
+    vcs: usize,
+    set: &dyn Fn(&mut RoutingConfig),
+) -> Box<dyn RoutingFunction> {
+    let mut cfg = RoutingConfig {
+        algorithm: alg.name().into(),
+        ..Default::default()
+    };
+    set(&mut cfg);
+    build_routing(&cfg, topo, vcs).unwrap()
+}
+
+/// `tie = "random"`: at offset k/2 both directions are taken (about half each), paths stay
+/// minimal and the dateline VCs keep the channel dependencies acyclic.
+#[test]
+fn random_tie_takes_both_directions_and_stays_minimal_and_acyclic() {
+    let topo = grid(&[4, 4], true, 1);
+    let rf = build_with(CartesianAlgorithm::Dor, &topo, 2, &|c| {
+        c.tie = Some(TieBreak::Random)
+    });
+    let mut deps = HashSet::new();
+    let (mut plus, mut minus) = (0, 0);
+    for seed in 0..16 {
+        for w in all_walks(&topo, &*rf, 2, 8, &mut first_lowest, seed) {
+            let (s, t) = (w.pkt.src_router as usize, w.pkt.dst_router as usize);
+            let bfs = distances_from(&topo.router_graph(), s)[t].unwrap() as usize;
+            assert_eq!(w.hops.len(), bfs, "{s}->{t}");
+            // First hop of a dimension-0 tie (x offset 2).
+            if (t % 4 + 4 - s % 4) % 4 == 2 {
+                match hop_geometry(&topo, 1, &w.hops[0]) {
+                    (0, 1, _) => plus += 1,
+                    (0, 0, _) => minus += 1,
+                    other => panic!("{s}->{t} starts with {other:?}"),
+                }
+            }
+            add_deps(&topo, &w, &mut deps);
+        }
+    }
+    let total = plus + minus;
+    assert!(
+        total > 0 && plus * 10 > total * 4 && minus * 10 > total * 4,
+        "{plus} + / {minus} -"
+    );
+    assert_eq!(find_cycle(&deps), None);
+}
+
+/// Sticky escape (the default): after its first escape hop a `duato`/`star` packet only takes
+/// escape VCs; with `escape = "return"` some packets go back to the adaptive VCs. Under
+/// wormhole the adaptive VCs are allocated cut-through either way.
+#[test]
+fn sticky_escape_packets_stay_on_the_escape_network() {
+    for topo in [grid(&[4, 4], false, 1), grid(&[5, 5], true, 1)] {
+        let (_, wrap) = wrap_of(&topo);
+        let escape = if wrap { 2 } else { 1 };
+        for alg in [CartesianAlgorithm::Duato, CartesianAlgorithm::Star] {
+            let vcs = escape + 2;
+            let mut returned = [0, 0];
+            for (i, policy) in [EscapePolicy::Sticky, EscapePolicy::Return]
+                .into_iter()
+                .enumerate()
+            {
+                let rf = build_with(alg, &topo, vcs, &|c| c.escape = Some(policy));
+                assert_eq!(rf.cut_through_vcs(vcs), vc_mask(escape..vcs));
+                for seed in 0..4 {
+                    for w in all_walks(&topo, &*rf, vcs, 64, &mut random_pick, seed) {
+                        let first = w.hops.iter().position(|h| h.vc < escape);
+                        if let Some(f) = first {
+                            returned[i] += w.hops[f..].iter().filter(|h| h.vc >= escape).count();
+                        }
+                    }
+                }
+            }
+            assert_eq!(returned[0], 0, "{} on {}: sticky", alg.name(), topo.name);
+            assert!(returned[1] > 0, "{} on {}: return", alg.name(), topo.name);
+        }
+    }
+}
+
+#[test]
+fn escape_and_tie_are_checked_where_they_do_not_apply() {
+    let mesh = grid(&[4, 4], false, 1);
+    let torus = grid(&[4, 4], true, 1);
+    let err = |topo: &Topology, alg: &str, set: &dyn Fn(&mut RoutingConfig)| {
+        let mut cfg = RoutingConfig {
+            algorithm: alg.into(),
+            ..Default::default()
+        };
+        set(&mut cfg);
+        build_routing(&cfg, topo, 4).err().unwrap().to_string()
+    };
+    let e = err(&torus, "dor", &|c| c.escape = Some(EscapePolicy::Return));
+    assert_eq!(e, "routing.escape: does not apply to routing `dor`");
+    let e = err(&mesh, "dor", &|c| c.tie = Some(TieBreak::Random));
+    assert!(e.starts_with("routing.tie: applies to tori only"), "{e}");
+    let e = err(&torus, "updown", &|c| c.tie = Some(TieBreak::Random));
+    assert_eq!(e, "routing.tie: does not apply to routing `updown`");
+}

@@ -91,6 +91,23 @@ pub(crate) const TABLE_FIELDS: [&str; 6] = [
     "escape_vcs",
 ];
 
+impl RoutingConfig {
+    /// The `booksim` simulation preset's routing defaults (BookSim2's behaviour), for fields
+    /// not set: mesh/torus algorithms on a torus break ring ties at random (`tie`).
+    pub fn apply_booksim_defaults(&mut self, topo: &Topology) {
+        let torus = matches!(
+            topo.shape,
+            crate::topology::Shape::Cartesian { wrap: true, .. }
+        );
+        if torus
+            && super::cartesian::CartesianAlgorithm::from_name(&self.algorithm).is_some()
+            && self.tie.is_none()
+        {
+            self.tie = Some(super::cartesian::TieBreak::Random);
+        }
+    }
+}
+
 /// Errors on the first of `fields` that is given although routing `algorithm` ignores it, so
 /// that a typo in a problem file is not silently dropped.
 pub(crate) fn reject_fields(cfg: &RoutingConfig, algorithm: &str, fields: &[&str]) -> Result<()> {
