@@ -16,7 +16,7 @@ pub struct RoutingConfig {
     /// Algorithm name, e.g. `dor`, `min`, `ugal_g`, `dfsssp`, `updown`.
     pub algorithm: String,
     /// UGAL/PAR: take the non-minimal path iff `cost_min > factor * cost_nonmin + bias`
-    /// (seed-notes §2: factor 2, bias 0).
+    /// (seed-notes §2: factor 2, bias 0; `ugal_booksim`: bias 30).
     pub ugal_factor: Option<f64>,
     pub ugal_bias: Option<f64>,
     /// `duato`, `star`: whether a packet that took an escape VC stays on the escape network
@@ -25,6 +25,9 @@ pub struct RoutingConfig {
     /// Mesh/torus algorithms on a torus: the ring direction at a tie (`plus`, default, or
     /// `random`).
     pub tie: Option<super::cartesian::TieBreak>,
+    /// Dragonfly `min`: the VC class of the global hop (`source`, default, or `destination`
+    /// as BookSim2).
+    pub global_vc: Option<super::dragonfly::GlobalVc>,
     /// Layered shortest-path routing: most VC layers to use (default: all VCs).
     pub max_layers: Option<usize>,
     /// up*/down*: root router (default: the router of least eccentricity, lowest id).
@@ -59,6 +62,7 @@ impl RoutingConfig {
             "ugal_bias" => self.ugal_bias.is_some(),
             "escape" => self.escape.is_some(),
             "tie" => self.tie.is_some(),
+            "global_vc" => self.global_vc.is_some(),
             "max_layers" => self.max_layers.is_some(),
             "root" => self.root.is_some(),
             "table" => self.table.is_some(),
@@ -81,6 +85,9 @@ pub(crate) const CLASSICAL_FIELDS: [&str; 4] = ["ugal_factor", "ugal_bias", "max
 /// Fields of the mesh/torus algorithms only.
 pub(crate) const CARTESIAN_FIELDS: [&str; 2] = ["escape", "tie"];
 
+/// Fields of the dragonfly algorithms (`routing::dragonfly`) only.
+pub(crate) const DRAGONFLY_FIELDS: [&str; 1] = ["global_vc"];
+
 /// Fields of the `table` algorithm only.
 pub(crate) const TABLE_FIELDS: [&str; 6] = [
     "table",
@@ -93,8 +100,12 @@ pub(crate) const TABLE_FIELDS: [&str; 6] = [
 
 impl RoutingConfig {
     /// The `booksim` simulation preset's routing defaults (BookSim2's behaviour), for fields
-    /// not set: mesh/torus algorithms on a torus break ring ties at random (`tie`).
+    /// not set: mesh/torus algorithms on a torus break ring ties at random (`tie`), dragonfly
+    /// `min` puts the global hop on the destination group's VC (`global_vc`).
     pub fn apply_booksim_defaults(&mut self, topo: &Topology) {
+        if self.algorithm == "min" && self.global_vc.is_none() {
+            self.global_vc = Some(super::dragonfly::GlobalVc::Destination);
+        }
         let torus = matches!(
             topo.shape,
             crate::topology::Shape::Cartesian { wrap: true, .. }
@@ -134,8 +145,8 @@ const FAMILIES: &[Family] = &[
 
 /// Algorithm names known to the registry, for error messages.
 pub const ALGORITHMS: &str = "dor, duato, star, valiant, romm (mesh/torus); min, val_g, val_n, \
-ugal_g, ugal_n, par, q_adaptive (dragonfly); dfsssp, updown, table, q_routing (any topology); \
-dqn (2-D torus)";
+ugal_g, ugal_n, par, ugal_booksim, q_adaptive (dragonfly); dfsssp, updown, table, q_routing (any \
+topology); dqn (2-D torus)";
 
 /// Builds the routing function named in `cfg` for `topo` with `num_vcs` VCs per channel.
 pub fn build_routing(
@@ -149,6 +160,9 @@ pub fn build_routing(
     }
     if super::cartesian::CartesianAlgorithm::from_name(&cfg.algorithm).is_none() {
         reject_fields(cfg, &cfg.algorithm, &CARTESIAN_FIELDS)?;
+    }
+    if super::dragonfly::DragonflyAlgorithm::from_name(&cfg.algorithm).is_none() {
+        reject_fields(cfg, &cfg.algorithm, &DRAGONFLY_FIELDS)?;
     }
     if !crate::learn::LEARNED.contains(&cfg.algorithm.as_str()) {
         reject_fields(cfg, &cfg.algorithm, &["q"])?;

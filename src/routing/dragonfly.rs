@@ -1,5 +1,5 @@
 //! Dragonfly routing (Kim et al. 2008; baselines of the Q-adaptive paper, seed-notes §2): MIN,
-//! VALg, VALn, UGALg, UGALn and PAR.
+//! VALg, VALn, UGALg, UGALn and PAR, plus BookSim2's UGAL (`ugal_booksim`).
 //!
 //! Router id = `group * a + r`; ports: terminals `0..p`, local ports `p..p+a-1` to the other
 //! routers of the group in ascending order, global ports from `p + a - 1` on. The local ports
@@ -8,9 +8,9 @@
 //! several links per group pair) works.
 //!
 //! Routing state: `phase` 0 = towards the intermediate, 1 = towards the destination;
-//! `intermediate` = Valiant router (VALn, UGALn, PAR); `aux` = Valiant group (VALg, UGALg);
-//! `flags` = [`NONMIN`], [`DECIDED`], [`REEVALUATED`], [`DRAWN`] and the number of global hops
-//! taken (bits 4..7). VC classes and the deadlock argument are in `docs/routing.md`.
+//! `intermediate` = Valiant router (VALn, UGALn, PAR, `ugal_booksim`); `aux` = Valiant group
+//! (VALg, UGALg); `flags` = [`NONMIN`], [`DECIDED`], [`REEVALUATED`], [`DRAWN`] and the number
+//! of global hops taken (bits 4..7). VC classes and the deadlock argument are in `docs/routing.md`.
 
 use rand::Rng;
 
@@ -26,6 +26,10 @@ use crate::topology::{Endpoint, Shape, Topology};
 #[path = "dragonfly_tests.rs"]
 mod tests;
 
+#[cfg(test)]
+#[path = "dragonfly_booksim_tests.rs"]
+mod booksim_tests;
+
 /// The packet follows a Valiant (non-minimal) route.
 pub const NONMIN: u8 = 1;
 /// UGAL/PAR: the source router has made its minimal / non-minimal decision.
@@ -36,6 +40,17 @@ pub const REEVALUATED: u8 = 4;
 pub const DRAWN: u8 = 8;
 const GH_SHIFT: u8 = 4;
 
+/// `min`: the VC class of the global hop (`routing.global_vc`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GlobalVc {
+    /// The source group's class 0 (the paper's tables, seed-notes §2).
+    #[default]
+    Source,
+    /// The destination group's class 1 (BookSim2's `min_dragonflynew`).
+    Destination,
+}
+
 /// The dragonfly algorithms of this module.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DragonflyAlgorithm {
@@ -45,6 +60,8 @@ pub enum DragonflyAlgorithm {
     UgalG,
     UgalN,
     Par,
+    /// BookSim2's `ugal_dragonflynew`: not guaranteed deadlock-free (`deadlock_caveat`).
+    UgalBooksim,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,13 +72,14 @@ enum Intermediate {
 }
 
 impl DragonflyAlgorithm {
-    pub const ALL: [DragonflyAlgorithm; 6] = [
+    pub const ALL: [DragonflyAlgorithm; 7] = [
         DragonflyAlgorithm::Min,
         DragonflyAlgorithm::ValG,
         DragonflyAlgorithm::ValN,
         DragonflyAlgorithm::UgalG,
         DragonflyAlgorithm::UgalN,
         DragonflyAlgorithm::Par,
+        DragonflyAlgorithm::UgalBooksim,
     ];
 
     pub fn name(self) -> &'static str {
@@ -72,6 +90,7 @@ impl DragonflyAlgorithm {
             DragonflyAlgorithm::UgalG => "ugal_g",
             DragonflyAlgorithm::UgalN => "ugal_n",
             DragonflyAlgorithm::Par => "par",
+            DragonflyAlgorithm::UgalBooksim => "ugal_booksim",
         }
     }
 
@@ -83,7 +102,9 @@ impl DragonflyAlgorithm {
     pub fn min_vcs(self) -> usize {
         match self {
             DragonflyAlgorithm::Min => 2,
-            DragonflyAlgorithm::ValG | DragonflyAlgorithm::UgalG => 3,
+            DragonflyAlgorithm::ValG
+            | DragonflyAlgorithm::UgalG
+            | DragonflyAlgorithm::UgalBooksim => 3,
             DragonflyAlgorithm::ValN | DragonflyAlgorithm::UgalN => 4,
             DragonflyAlgorithm::Par => 5,
         }
@@ -100,13 +121,25 @@ impl DragonflyAlgorithm {
     fn adaptive(self) -> bool {
         matches!(
             self,
-            DragonflyAlgorithm::UgalG | DragonflyAlgorithm::UgalN | DragonflyAlgorithm::Par
+            DragonflyAlgorithm::UgalG
+                | DragonflyAlgorithm::UgalN
+                | DragonflyAlgorithm::Par
+                | DragonflyAlgorithm::UgalBooksim
         )
+    }
+
+    /// `routing.ugal_bias` when not given: BookSim2's `adaptive_threshold` for its UGAL.
+    fn default_bias(self) -> f64 {
+        if self == DragonflyAlgorithm::UgalBooksim {
+            30.0
+        } else {
+            0.0
+        }
     }
 }
 
-/// Registry entry: builds `min`, `val_g`, `val_n`, `ugal_g`, `ugal_n` or `par`; `Ok(None)`
-/// for other names.
+/// Registry entry: builds `min`, `val_g`, `val_n`, `ugal_g`, `ugal_n`, `par` or
+/// `ugal_booksim`; `Ok(None)` for other names.
 pub fn build(
     cfg: &RoutingConfig,
     topo: &Topology,
@@ -120,6 +153,9 @@ pub fn build(
     if !algorithm.adaptive() {
         unused.extend(["ugal_factor", "ugal_bias"]);
     }
+    if algorithm != DragonflyAlgorithm::Min {
+        unused.push("global_vc");
+    }
     super::config::reject_fields(cfg, name, &unused)?;
     let factor = cfg.ugal_factor.unwrap_or(2.0);
     if !(factor.is_finite() && factor >= 0.0) {
@@ -128,7 +164,7 @@ pub fn build(
             format!("must be a finite number >= 0 (got {factor})"),
         ));
     }
-    let bias = cfg.ugal_bias.unwrap_or(0.0);
+    let bias = cfg.ugal_bias.unwrap_or(algorithm.default_bias());
     if !bias.is_finite() {
         return Err(Error::field(
             "routing.ugal_bias",
@@ -138,6 +174,7 @@ pub fn build(
     let mut rf = DragonflyRouting::new(algorithm, topo, num_vcs)?;
     rf.factor = factor;
     rf.bias = bias;
+    rf.global_vc = cfg.global_vc.unwrap_or_default();
     Ok(Some(Box::new(rf)))
 }
 
@@ -160,6 +197,8 @@ pub struct DragonflyRouting {
     /// UGAL/PAR: non-minimal iff `cost_min > factor * cost_nonmin + bias`.
     factor: f64,
     bias: f64,
+    /// `min`: the class of the global hop.
+    global_vc: GlobalVc,
     /// First global port (`p + a - 1`).
     pub(crate) first_global: usize,
     /// `links[from_group * g + to_group]`: the global links between the two groups.
@@ -289,7 +328,8 @@ impl DragonflyRouting {
             g,
             num_vcs,
             factor: 2.0,
-            bias: 0.0,
+            bias: algorithm.default_bias(),
+            global_vc: GlobalVc::Source,
             first_global,
             links,
             ejection: super::Ejection::new(topo),
@@ -414,13 +454,19 @@ impl DragonflyRouting {
 
     /// Draws the Valiant intermediate: a group (VALg, UGALg) or a router (VALn, UGALn, PAR),
     /// uniform over the groups other than the source and destination groups. With no such
-    /// group the packet is routed minimally.
+    /// group the packet is routed minimally. `ugal_booksim`: a router uniform over all routers.
     fn draw(&self, pkt: &PacketInfo, state: &mut RouteState, rng: &mut RouteRng) {
         state.flags |= DRAWN;
         state.aux = NO_ROUTER;
         state.intermediate = NO_ROUTER;
         let kind = self.algorithm.intermediate();
         if kind == Intermediate::None {
+            return;
+        }
+        if self.algorithm == DragonflyAlgorithm::UgalBooksim {
+            // BookSim2 draws a node anywhere; every router has the same number of nodes.
+            state.intermediate = rng.random_range(0..self.a * self.g) as u32;
+            state.phase = 0;
             return;
         }
         let (gs, gd) = (
@@ -449,39 +495,79 @@ impl DragonflyRouting {
         }
     }
 
-    /// Congestion cost of a port: its output queue plus the used credits of all its VCs.
-    fn cost(view: &dyn CongestionView, router: usize, port: usize) -> f64 {
+    /// The used credits of all the VCs of a port (BookSim2's `GetUsedCredit`).
+    fn used(view: &dyn CongestionView, router: usize, port: usize) -> u64 {
         let depth = view.vc_depth();
-        let used: u64 = (0..view.num_vcs())
+        (0..view.num_vcs())
             .map(|vc| u64::from(depth.saturating_sub(view.credits(router, port, vc))))
-            .sum();
-        (u64::from(view.output_queue(router, port)) + used) as f64
+            .sum()
+    }
+
+    /// Congestion cost of a port: its output queue plus the used credits of all its VCs
+    /// (`ugal_booksim`: the used credits only, as BookSim2).
+    fn cost(&self, view: &dyn CongestionView, router: usize, port: usize) -> f64 {
+        let queue = match self.algorithm {
+            DragonflyAlgorithm::UgalBooksim => 0,
+            _ => u64::from(view.output_queue(router, port)),
+        };
+        (queue + Self::used(view, router, port)) as f64
     }
 
     /// UGAL: non-minimal iff `cost(min port) > factor * cost(Valiant port) + bias`.
     fn decide(&self, ctx: &RouteContext, pkt: &PacketInfo, state: &mut RouteState, salt: usize) {
         let cur = ctx.router;
-        if self.intermediate_group(state).is_none() || self.reached_intermediate(cur, state) {
+        let Some(mid_group) = self.intermediate_group(state) else {
+            return;
+        };
+        if self.reached_intermediate(cur, state) {
+            return;
+        }
+        // BookSim2's UGAL: minimal within a group, and via an intermediate of the own group.
+        if self.algorithm == DragonflyAlgorithm::UgalBooksim
+            && (self.group(pkt.dst_router as usize) == self.group(cur)
+                || mid_group == self.group(cur))
+        {
             return;
         }
         let min_port = self.port_to_router(cur, pkt.dst_router as usize, salt);
         let val_port = self.port_to_intermediate(cur, state, salt);
-        let cost_min = Self::cost(ctx.congestion, cur, min_port);
-        let cost_val = Self::cost(ctx.congestion, cur, val_port);
+        let cost_min = self.cost(ctx.congestion, cur, min_port);
+        let cost_val = self.cost(ctx.congestion, cur, val_port);
         if cost_min > self.factor * cost_val + self.bias {
             state.flags |= NONMIN;
             state.phase = 0;
         }
     }
 
-    /// The VC class of the next hop (see `docs/routing.md`): it never decreases along a path
-    /// and strictly increases at every global hop.
-    fn class(&self, state: &RouteState) -> usize {
+    /// The VC class of the next hop, through `port` (see `docs/routing.md`): it never
+    /// decreases along a path and strictly increases at every global hop (except `min` with
+    /// `global_vc = destination` and `ugal_booksim`, whose global hop may take the higher class
+    /// itself).
+    fn class(&self, pkt: &PacketInfo, state: &RouteState, port: usize) -> usize {
         let gh = Self::global_hops(state);
         let nonmin = state.flags & NONMIN != 0;
         let phase = usize::from(state.phase.min(1));
+        // Decided here, at the router that takes the global hop, since `on_forward` counts it
+        // only after the VC is granted.
+        let global = port >= self.first_global;
         match self.algorithm {
-            DragonflyAlgorithm::Min => usize::from(gh > 0),
+            DragonflyAlgorithm::Min => {
+                usize::from(gh > 0 || (global && self.global_vc == GlobalVc::Destination))
+            }
+            // BookSim2's `ph`: 0 on the way to the intermediate router, 1 after it (or minimal)
+            // until the global hop, 2 from the global hop on and within a group.
+            DragonflyAlgorithm::UgalBooksim => {
+                if self.group(pkt.src_router as usize) == self.group(pkt.dst_router as usize) {
+                    2
+                } else if nonmin && phase == 0 {
+                    0
+                } else if global || gh > usize::from(nonmin) {
+                    // A non-minimal packet's first global hop was on its class-0 leg.
+                    2
+                } else {
+                    1
+                }
+            }
             DragonflyAlgorithm::ValG | DragonflyAlgorithm::UgalG => match gh {
                 0 => 0,
                 1 if nonmin => 1,
@@ -559,8 +645,18 @@ impl RoutingFunction for DragonflyRouting {
         };
         out.push(Candidate {
             port: port as u16,
-            vcs: self.block(self.class(state)),
+            vcs: self.block(self.class(pkt, state, port)),
         });
+    }
+
+    fn deadlock_caveat(&self) -> Option<String> {
+        (self.algorithm == DragonflyAlgorithm::UgalBooksim).then(|| {
+            "BookSim2's UGAL VC assignment (ugal_booksim) has cyclic channel dependencies (VC 0 \
+             carries both source-group hops and the non-minimal leg's hops after its global \
+             hop), so it is deadlock-free in practice only with deep enough buffers; ugal_g \
+             and ugal_n are deadlock-free"
+                .to_string()
+        })
     }
 
     fn on_forward(
