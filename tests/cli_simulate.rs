@@ -104,6 +104,16 @@ fn simulate_errors_are_one_line() {
         e.contains("simulation.num_vcs") && e.contains("needs at least 2"),
         "{e}"
     );
+    // Virtual cut-through with packets longer than a buffer: nothing could ever be granted.
+    let p3 = small_problem(
+        dir.path(),
+        "switching = \"virtual_cut_through\"\nvc_depth = 1\n",
+    );
+    let e = error_line(&["simulate", &p3]);
+    assert!(
+        e.contains("simulation.vc_depth") && e.contains("up to 2 flits"),
+        "{e}"
+    );
     std::fs::write(&path, "[topology]\nkind = \"torus\"\ndims = [4, 4]\n").unwrap();
     let e = error_line(&["simulate", path.to_str().unwrap()]);
     assert!(e.contains("[routing]"), "{e}");

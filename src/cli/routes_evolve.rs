@@ -149,6 +149,7 @@ pub fn run_evolve(args: &EvolveArgs) -> Result<()> {
     }
     let params = p.simulation.resolve().map_err(in_file)?;
     let traffic = loaded.build_traffic(&topo, &params)?;
+    params.check_traffic(&traffic).map_err(in_file)?;
     let demands: Vec<RouterDemand> = (0..p.traffic.len())
         .map(|c| RouterDemand::from_terminal_matrix(&topo, &traffic.traffic_matrix(c)))
         .collect();

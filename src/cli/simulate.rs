@@ -190,6 +190,7 @@ impl Setup {
         }
         let routing = build_routing(&routing_cfg, &topo, params.num_vcs).map_err(in_file)?;
         let traffic = loaded.build_traffic(&topo, &params)?;
+        params.check_traffic(&traffic).map_err(in_file)?;
         Ok(Setup {
             name: p.name.clone().unwrap_or_else(|| topo.name.clone()),
             seed: p.seed,

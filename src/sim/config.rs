@@ -215,3 +215,27 @@ impl SimConfig {
         Ok(p)
     }
 }
+
+impl SimParams {
+    /// Checks the parameters against the traffic they will carry: under virtual cut-through a
+    /// packet longer than a VC buffer could never be granted a VC (it would wait forever).
+    pub fn check_traffic(&self, traffic: &crate::traffic::Traffic) -> Result<()> {
+        if self.switching != Switching::VirtualCutThrough {
+            return Ok(());
+        }
+        let longest = (0..traffic.num_classes())
+            .map(|c| (traffic.packet_flits_range(c).1, c))
+            .max();
+        match longest {
+            Some((flits, class)) if flits > self.vc_depth => Err(Error::field(
+                "simulation.vc_depth",
+                format!(
+                    "virtual cut-through needs a VC buffer that holds a whole packet: traffic \
+                     class {class} has packets of up to {flits} flits, vc_depth is {}",
+                    self.vc_depth
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+}
