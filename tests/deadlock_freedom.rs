@@ -96,16 +96,21 @@ fn no_deadlock(t: &Topology, r: &dyn RoutingFunction, vcs: usize, load: f64, lab
     );
 }
 
+/// [`no_deadlock`] just past saturation (0.4) and far past it (1.0).
+fn no_deadlock_at_both_loads(t: &Topology, r: &dyn RoutingFunction, vcs: usize, label: &str) {
+    for load in [0.4, 1.0] {
+        no_deadlock(t, r, vcs, load, &format!("{label} load {load}"));
+    }
+}
+
 fn adaptive_on(spec: &str, vcs_list: &[usize]) {
     let t = topo(spec);
     for &vcs in vcs_list {
         for algorithm in ["star", "duato"] {
             for escape in ["sticky", "return"] {
                 let r = routing(&t, vcs, algorithm, Some(escape));
-                for load in [0.4, 1.0] {
-                    let label = format!("{spec} {algorithm} escape={escape} {vcs} VCs load {load}");
-                    no_deadlock(&t, r.as_ref(), vcs, load, &label);
-                }
+                let label = format!("{spec} {algorithm} escape={escape} {vcs} VCs");
+                no_deadlock_at_both_loads(&t, r.as_ref(), vcs, &label);
             }
         }
     }
@@ -162,15 +167,7 @@ fn table_hierarchy_on_the_8x8_mesh_and_torus() {
                 escape,
             };
             let r = TableRouting::new(&t, table.clone(), TableMode::Hierarchy(classes)).unwrap();
-            for load in [0.4, 1.0] {
-                no_deadlock(
-                    &t,
-                    &r,
-                    vcs,
-                    load,
-                    &format!("{spec} table hierarchy {vcs} VCs load {load}"),
-                );
-            }
+            no_deadlock_at_both_loads(&t, &r, vcs, &format!("{spec} table hierarchy {vcs} VCs"));
         }
     }
 }
@@ -189,15 +186,7 @@ fn dqn_on_the_8x8_torus() {
             ..DqnRoutingConfig::default()
         };
         let r = DqnRouting::new(&t, vcs, config).unwrap();
-        for load in [0.4, 1.0] {
-            no_deadlock(
-                &t,
-                &r,
-                vcs,
-                load,
-                &format!("torus:8x8 dqn(random) {vcs} VCs load {load}"),
-            );
-        }
+        no_deadlock_at_both_loads(&t, &r, vcs, &format!("torus:8x8 dqn(random) {vcs} VCs"));
     }
 }
 
@@ -237,14 +226,6 @@ fn ugal_and_par_on_a_dragonfly() {
     let t = topo("dragonfly:p=2");
     for (algorithm, vcs) in [("ugal_g", 3), ("ugal_n", 4), ("par", 5)] {
         let r = routing(&t, vcs, algorithm, None);
-        for load in [0.4, 1.0] {
-            no_deadlock(
-                &t,
-                r.as_ref(),
-                vcs,
-                load,
-                &format!("dragonfly:p=2 {algorithm} load {load}"),
-            );
-        }
+        no_deadlock_at_both_loads(&t, r.as_ref(), vcs, &format!("dragonfly:p=2 {algorithm}"));
     }
 }

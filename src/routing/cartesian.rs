@@ -37,10 +37,12 @@ pub const ON_ESCAPE: u8 = 1;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EscapePolicy {
-    /// It stays on the escape VCs to its destination (BookSim2's `min_adapt`).
-    #[default]
+    /// It stays on the escape VCs to its destination (BookSim2's `min_adapt`; the `booksim`
+    /// preset's default).
     Sticky,
-    /// It may take adaptive VCs again at the next router (Duato's protocol).
+    /// It may take adaptive VCs again at the next router (Duato's protocol). The default: as
+    /// safe, and never slower in our measurements (docs/routing.md).
+    #[default]
     Return,
 }
 
@@ -217,7 +219,7 @@ impl CartesianRouting {
             num_vcs,
             ejection: super::Ejection::new(topo),
             tie: TieBreak::Plus,
-            escape: EscapePolicy::Sticky,
+            escape: EscapePolicy::Return,
         };
         // Every network port must lead where the numbering says.
         for r in 0..n {

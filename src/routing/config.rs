@@ -100,9 +100,13 @@ pub(crate) const TABLE_FIELDS: [&str; 6] = [
 
 impl RoutingConfig {
     /// The `booksim` simulation preset's routing defaults (BookSim2's behaviour), for fields
-    /// not set: mesh/torus algorithms on a torus break ring ties at random (`tie`), dragonfly
-    /// `min` puts the global hop on the destination group's VC (`global_vc`).
+    /// not set: mesh/torus algorithms on a torus break ring ties at random (`tie`), `duato` and
+    /// `star` keep packets on the escape network (`escape`, as `min_adapt`), dragonfly `min`
+    /// puts the global hop on the destination group's VC (`global_vc`).
     pub fn apply_booksim_defaults(&mut self, topo: &Topology) {
+        if matches!(self.algorithm.as_str(), "duato" | "star") && self.escape.is_none() {
+            self.escape = Some(super::cartesian::EscapePolicy::Sticky);
+        }
         if self.algorithm == "min" && self.global_vc.is_none() {
             self.global_vc = Some(super::dragonfly::GlobalVc::Destination);
         }
