@@ -601,3 +601,25 @@ fn a_random_torus_tie_raises_dor_saturation() {
     assert!(!stable("plus"));
     assert!(stable("random"));
 }
+
+/// With bounded source queues an overloaded network throttles its sources instead of letting
+/// queues grow: the packets refused at full queues are counted (`dropped`), and the point is
+/// not stable although it accepts nearly everything that was created.
+#[test]
+fn packets_refused_at_full_source_queues_make_a_point_unstable() {
+    let t = topo("mesh:4x4");
+    let p = params(SimConfig {
+        num_vcs: Some(2),
+        warmup_cycles: Some(500),
+        measure_cycles: Some(3000),
+        ..SimConfig::default()
+    });
+    let r = routing("dor", &t, 2);
+    let mut cfg = TrafficConfig::new("uniform", 0.9);
+    cfg.source_queue = Some(1);
+    let tr = Traffic::build(&[cfg], &t, 7, Path::new(".")).unwrap();
+    let point = sim::simulate_point(&t, r.as_ref(), tr, &p, 1, 0.9);
+    assert!(point.dropped > 0.2, "{point:?}");
+    assert!(point.accepted > 0.9 * point.offered, "{point:?}");
+    assert!(!point.stable, "{point:?}");
+}

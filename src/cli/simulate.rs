@@ -535,8 +535,13 @@ fn status_text(p: &LoadPoint) -> String {
         (Some(d), _) => format!("DEADLOCK: {d}"),
         (None, Some(r)) => format!("saturated: {r}"),
         (None, None) if !p.stable => format!(
-            "unstable: accepted {:.1}% of offered (< {:.0}%)",
-            100.0 * p.accepted / p.offered.max(f64::MIN_POSITIVE),
+            "unstable: accepted {:.1}% of what the sources asked for{} (< {:.0}%)",
+            100.0 * p.accepted / (p.offered + p.dropped).max(f64::MIN_POSITIVE),
+            if p.dropped > 0.0 {
+                " (full source queues refused some)"
+            } else {
+                ""
+            },
             100.0 * sim::STABLE_ACCEPTED
         ),
         (None, None) => "ok".to_string(),

@@ -41,6 +41,10 @@ pub struct LoadPoint {
     pub load: f64,
     /// Measured offered load (flits created per terminal per cycle during the window).
     pub offered: f64,
+    /// Flits per terminal per cycle the sources could not create during the window because a
+    /// bounded source queue (`source_queue`) was full: the network did not take them.
+    #[serde(default)]
+    pub dropped: f64,
     pub accepted: f64,
     pub accepted_ci95: Option<f64>,
     pub latency_avg: f64,
@@ -65,7 +69,8 @@ pub struct LoadPoint {
     /// `ok`, `saturated` or `deadlock`.
     #[serde(default)]
     pub status: PointStatus,
-    /// Stable: status `ok` and accepted >= 0.97 x offered (see [`STABLE_ACCEPTED`]).
+    /// Stable: status `ok` and accepted >= 0.97 x (offered + dropped) (see
+    /// [`STABLE_ACCEPTED`]).
     #[serde(default)]
     pub stable: bool,
     /// A saturation criterion fired (status `saturated`; a deadlock is not saturation).
@@ -129,10 +134,13 @@ pub fn simulate_point(
             all.latency.avg, params.latency_limit
         ));
     }
-    let stable = status == PointStatus::Ok && all.accepted >= STABLE_ACCEPTED * all.offered;
+    // What the sources asked for: created plus refused at full source queues.
+    let asked = all.offered + all.dropped;
+    let stable = status == PointStatus::Ok && all.accepted >= STABLE_ACCEPTED * asked;
     LoadPoint {
         load,
         offered: all.offered,
+        dropped: all.dropped,
         accepted: all.accepted,
         accepted_ci95: all.accepted_ci95,
         latency_avg: all.latency.avg,

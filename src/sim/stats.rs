@@ -31,6 +31,8 @@ struct ClassAcc {
     batch_total: Vec<(f64, u64)>,
     batch_network: Vec<(f64, u64)>,
     offered_flits: u64,
+    /// Flits of packets not created because the source queue was full.
+    dropped_flits: u64,
     accepted_flits: u64,
     batch_accepted: Vec<u64>,
 }
@@ -64,6 +66,10 @@ pub struct ClassStats {
     pub packets: u64,
     /// Created during the window, in flits per terminal per cycle.
     pub offered: f64,
+    /// Not created during the window because a bounded source queue was full (what the
+    /// sources asked for beyond `offered`), in flits per terminal per cycle.
+    #[serde(default)]
+    pub dropped: f64,
     /// Delivered during the window, in flits per terminal per cycle.
     pub accepted: f64,
     pub accepted_ci95: Option<f64>,
@@ -109,6 +115,14 @@ impl Collector {
     pub fn created(&mut self, class: usize, cycle: u64, flits: u32) {
         if self.in_window(cycle) {
             self.classes[class].offered_flits += u64::from(flits);
+        }
+    }
+
+    /// A packet of `flits` could not be created at `cycle` (its bounded source queue was
+    /// full).
+    pub fn dropped(&mut self, class: usize, cycle: u64, flits: u32) {
+        if self.in_window(cycle) {
+            self.classes[class].dropped_flits += u64::from(flits);
         }
     }
 
@@ -181,6 +195,7 @@ impl Collector {
         ClassStats {
             packets,
             offered: accs.iter().map(|a| a.offered_flits).sum::<u64>() as f64 / norm,
+            dropped: accs.iter().map(|a| a.dropped_flits).sum::<u64>() as f64 / norm,
             accepted: accs.iter().map(|a| a.accepted_flits).sum::<u64>() as f64 / norm,
             accepted_ci95: ci95(&batch_accepted),
             latency: latency_stats(&mut total, &batch_total),

@@ -160,6 +160,7 @@ impl Engine<'_> {
         if let Some(limit) = self.traffic.source_queue_limit(class) {
             if self.queued_per_source[source] as usize >= limit {
                 self.counters.dropped_at_source += 1;
+                self.stats.dropped(class, self.now, np.size.max(1));
                 return;
             }
         }
