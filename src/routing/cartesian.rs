@@ -529,10 +529,14 @@ impl RoutingFunction for CartesianRouting {
         state: &mut RouteState,
     ) {
         let port = chosen.port as usize;
-        if self.is_adaptive() && port >= self.concentration && vc < self.dateline_classes() {
+        // Ejection, or a mesh DOR hop (the hot case of the bench): nothing to record.
+        if port < self.concentration || !(self.wrap || self.is_adaptive()) {
+            return;
+        }
+        if self.is_adaptive() && vc < self.dateline_classes() {
             state.flags |= ON_ESCAPE;
         }
-        if self.wrap && port >= self.concentration {
+        if self.wrap {
             let (d, dir) = (
                 (port - self.concentration) / 2,
                 (port - self.concentration) % 2,

@@ -62,7 +62,8 @@ impl<'a> Engine<'a> {
             Switching::Wormhole => session.cut_through_vcs(v),
             Switching::VirtualCutThrough => u64::MAX,
         };
-        let cut_through_vc = (0..v).map(|vc| cut_through >> vc & 1 == 1).collect();
+        let cut_through_vc: Vec<bool> = (0..v).map(|vc| cut_through >> vc & 1 == 1).collect();
+        let uniform_need = cut_through_vc.iter().all(|&c| c == cut_through_vc[0]);
         let input_vc = InputVc {
             ready: 0,
             front: Flit::new(0, 0, false),
@@ -158,6 +159,7 @@ impl<'a> Engine<'a> {
             route_out: Vec::new(),
             ovs,
             cut_through_vc,
+            uniform_need,
             port_state: vec![PortState::default(); ports],
             words,
             nonempty: vec![0; topo.num_routers() * words],

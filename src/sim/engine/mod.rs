@@ -356,6 +356,8 @@ pub struct Engine<'a> {
     ovs: Vec<OutputVc>,
     /// Per VC number: allocated as in virtual cut-through (see `Engine::grant_need`).
     cut_through_vc: Vec<bool>,
+    /// Whether every VC has the same grant rule (then `grant_need` of VC 0 serves all).
+    uniform_need: bool,
     port_state: Vec<PortState>,
     // Router activity.
     words: usize,
