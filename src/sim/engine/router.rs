@@ -134,9 +134,13 @@ impl Engine<'_> {
         let start = iv * self.cand_stride;
         let cands = &self.cand_buf[start..start + usize::from(self.ivs[iv].cands)];
         let v = self.v;
+        // The credits a grant needs, when they are the same on every VC (no cut-through VCs
+        // under wormhole: the common case, kept as cheap as before per-VC rules existed).
+        let uniform = self.uniform_need.then(|| self.grant_need(pkt, 0));
         let free = |lov: usize| {
             let ovc = &self.ovs[base + lov];
-            ovc.owner == NONE && ovc.credits >= self.grant_need(pkt, self.lvc[lov] as usize)
+            let need = uniform.unwrap_or_else(|| self.grant_need(pkt, self.lvc[lov] as usize));
+            ovc.owner == NONE && ovc.credits >= need
         };
         let choice = match self.p.vc_allocator {
             VcAllocatorKind::FirstFree => cands.iter().enumerate().find_map(|(k, c)| {
