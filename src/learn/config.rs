@@ -14,7 +14,7 @@ use crate::topology::Topology;
 pub const LEARNED: [&str; 2] = ["q_adaptive", "q_routing"];
 
 /// `[routing.q]`: every field optional. Defaults are the paper's values for the 1,056-node
-/// dragonfly (seed-notes §2); times are in cycles (1 cycle = 1 ns there).
+/// dragonfly (docs/sources.md §2); times are in cycles (1 cycle = 1 ns there).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct QConfig {

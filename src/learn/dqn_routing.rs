@@ -1,4 +1,4 @@
-//! DQN-routing on a 2-D torus (seed-notes §1; the DQN-routing thesis).
+//! DQN-routing on a 2-D torus (docs/sources.md §1; the DQN-routing thesis).
 //!
 //! VCs: 0 and 1 are DOR's escape VCs (dateline rule), 2 is the adaptive VC. At every router
 //! a packet that is not marked `Pdor` asks its agent (one per X-ring by default, shared by
@@ -78,7 +78,7 @@ pub enum Policy {
 #[serde(rename_all = "snake_case")]
 pub enum Rejection {
     /// The output port is forwarding another packet, or the downstream adaptive VC cannot
-    /// take the whole packet (seed-notes §1).
+    /// take the whole packet (docs/sources.md §1).
     #[default]
     BusyOrFull,
     /// Both at once (the thesis's text, §3.2): a proposal is kept while either the port is
@@ -194,7 +194,7 @@ impl Geometry {
         }
     }
 
-    /// The 13-float observation of seed-notes §1, each entry in [0, 1].
+    /// The 13-float observation of docs/sources.md §1, each entry in [0, 1].
     fn observe(&self, ctx: &RouteContext, pkt: &PacketInfo) -> [f32; OBSERVATION] {
         let r = ctx.router;
         let view = ctx.congestion;

@@ -2,7 +2,7 @@
 //! feedback in flight from a downstream router back to the router that chose the port.
 //!
 //! Feedback travels over the reverse link with that link's latency and takes no bandwidth
-//! (seed-notes §2), so it is an event at a later cycle, not an instant update: a router keeps
+//! (docs/sources.md §2), so it is an event at a later cycle, not an instant update: a router keeps
 //! routing on its old values until the news arrives, as it would in hardware.
 
 /// Q-values of every router: `rows` rows (destinations) of `cols` columns (output ports) per

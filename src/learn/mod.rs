@@ -1,4 +1,4 @@
-//! Routing that learns while the network runs (seed-notes §1-2): Q-routing, Q-adaptive and
+//! Routing that learns while the network runs (docs/sources.md §1-2): Q-routing, Q-adaptive and
 //! DQN-routing. Each algorithm is a [`crate::routing::RoutingFunction`] whose per-run state is
 //! a [`crate::routing::RoutingSession`]; `nn` and `dqn` are the neural network and the DQN
 //! agent behind DQN-routing. `docs/learning.md` describes them.

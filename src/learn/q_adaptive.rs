@@ -1,4 +1,4 @@
-//! Q-adaptive routing on dragonflies (Kang et al., seed-notes §2): every router is an
+//! Q-adaptive routing on dragonflies (Kang et al., docs/sources.md §2): every router is an
 //! independent learner with a two-level Q-table and decides at most twice per packet.
 //!
 //! Table: per router, rows (destination group, index of the packet's source node on its

@@ -16,7 +16,7 @@ pub struct RoutingConfig {
     /// Algorithm name, e.g. `dor`, `min`, `ugal_g`, `dfsssp`, `updown`.
     pub algorithm: String,
     /// UGAL/PAR: take the non-minimal path iff `cost_min > factor * cost_nonmin + bias`
-    /// (seed-notes §2: factor 2, bias 0; `ugal_booksim`: bias 30).
+    /// (docs/sources.md §2: factor 2, bias 0; `ugal_booksim`: bias 30).
     pub ugal_factor: Option<f64>,
     pub ugal_bias: Option<f64>,
     /// `duato`, `star`: whether a packet that took an escape VC stays on the escape network

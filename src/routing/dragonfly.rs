@@ -1,4 +1,4 @@
-//! Dragonfly routing (Kim et al. 2008; baselines of the Q-adaptive paper, seed-notes §2): MIN,
+//! Dragonfly routing (Kim et al. 2008; baselines of the Q-adaptive paper, docs/sources.md §2): MIN,
 //! VALg, VALn, UGALg, UGALn and PAR, plus BookSim2's UGAL (`ugal_booksim`).
 //!
 //! Router id = `group * a + r`; ports: terminals `0..p`, local ports `p..p+a-1` to the other
@@ -44,7 +44,7 @@ const GH_SHIFT: u8 = 4;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum GlobalVc {
-    /// The source group's class 0 (the paper's tables, seed-notes §2).
+    /// The source group's class 0 (the paper's tables, docs/sources.md §2).
     #[default]
     Source,
     /// The destination group's class 1 (BookSim2's `min_dragonflynew`).
@@ -98,7 +98,7 @@ impl DragonflyAlgorithm {
         Self::ALL.into_iter().find(|a| a.name() == name)
     }
 
-    /// VC classes (= VCs per channel needed), seed-notes §2.
+    /// VC classes (= VCs per channel needed), docs/sources.md §2.
     pub fn min_vcs(self) -> usize {
         match self {
             DragonflyAlgorithm::Min => 2,

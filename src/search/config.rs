@@ -128,7 +128,7 @@ pub enum InvalidPolicy {
     Discard,
 }
 
-/// Parameters of the ExaNeSt link-arrangement problem (seed-notes §3).
+/// Parameters of the ExaNeSt link-arrangement problem (docs/sources.md §3).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ExanestSearch {

@@ -1,4 +1,4 @@
-//! The ExaNeSt link-arrangement problem (seed-notes §3): find the one-chassis genome of a
+//! The ExaNeSt link-arrangement problem (docs/sources.md §3): find the one-chassis genome of a
 //! T = (R, N, M) system that maximises bisection width (f1) and path diversity (f2) while
 //! minimising the number of active links per chassis (f3).
 //!

@@ -1,4 +1,4 @@
-//! Evolving routing tables (seed-notes §4, done better): one gene per ordered router pair picks
+//! Evolving routing tables (docs/sources.md §4, done better): one gene per ordered router pair picks
 //! one of the pair's 2^b candidate paths (`routing::table::candidates`); or, for
 //! destination-based tables, one gene per (router, destination) picks one of the router's
 //! minimal output ports toward that destination. Runs on the shared engine as

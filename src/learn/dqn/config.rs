@@ -1,4 +1,4 @@
-//! Settings of a DQN agent; the defaults are the paper's (seed-notes §1, the thesis's RLlib
+//! Settings of a DQN agent; the defaults are the paper's (docs/sources.md §1, the thesis's RLlib
 //! configuration).
 
 use serde::{Deserialize, Serialize};

@@ -1,7 +1,7 @@
 //! Dragonfly (Kim et al.): `g` groups of `a` routers, complete graph inside each group, `h`
 //! global links per router, `p` terminals per router.
 //!
-//! Router id = `group * a + r`. Ports (seed-notes §2): terminals `0..p`, local ports
+//! Router id = `group * a + r`. Ports (docs/sources.md §2): terminals `0..p`, local ports
 //! `p..p+a-1` to the other routers of the group in ascending order, global ports
 //! `p+a-1..p+a-1+h`. A group's global port index is `k = r*h + j` for global port `j` of
 //! router `r`. With `L = a*h / (g-1)` links per group pair (1 in the balanced case

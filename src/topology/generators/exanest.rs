@@ -1,5 +1,5 @@
 //! ExaNeSt chassis/cabinet systems T = (R, N, M) decoded from a one-chassis genome
-//! (seed-notes §3): 2 routers per chassis, N chassis per cabinet, M cabinets.
+//! (docs/sources.md §3): 2 routers per chassis, N chassis per cabinet, M cabinets.
 //!
 //! Link numbers are 1-based: chassis `c` (0-based, `c = cabinet * N + chassis_in_cabinet`) owns
 //! links `2R*c + 1 ..= 2R*c + 2R`; slot `i` (1-based) of a chassis is on router 0 for
@@ -219,7 +219,7 @@ pub fn exanest(
 mod tests {
     use super::*;
 
-    /// The worked example of seed-notes §3 / the paper's Fig. 2.
+    /// The worked example of docs/sources.md §3 (the paper's Fig. 2).
     #[test]
     fn decodes_the_worked_example() {
         let links = exanest_links(2, 4, 2, &[5, 17, 8, 22]).unwrap();
