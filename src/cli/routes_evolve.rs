@@ -274,9 +274,7 @@ pub fn run_evolve(args: &EvolveArgs) -> Result<()> {
             algorithm: "dor".into(),
             ..Default::default()
         });
-    if params.preset == "booksim" {
-        baseline_cfg.apply_booksim_defaults(&topo);
-    }
+    baseline_cfg.apply_preset(&params.preset, &topo);
     let baseline = build_routing(&baseline_cfg, &topo, params.num_vcs).map_err(in_file)?;
     let baseline_sim = simulate(&topo, baseline.as_ref(), &traffic, &params, p.seed, &loads)?;
     let best_sim = if cfg.simulate_elite > 0 {

@@ -185,9 +185,7 @@ impl Setup {
         routing_cfg
             .base_dir
             .get_or_insert_with(|| loaded.base_dir().to_path_buf());
-        if params.preset == "booksim" {
-            routing_cfg.apply_booksim_defaults(&topo);
-        }
+        routing_cfg.apply_preset(&params.preset, &topo);
         let routing = build_routing(&routing_cfg, &topo, params.num_vcs).map_err(in_file)?;
         let traffic = loaded.build_traffic(&topo, &params)?;
         params.check_traffic(&traffic).map_err(in_file)?;
@@ -390,7 +388,7 @@ fn run_compare(
     let load_factor = scale.map_or(1.0, |s| s.load_reference);
     let mut results = Vec::new();
     for entry in &args.compare {
-        let cfg = match entry.strip_prefix("table:") {
+        let mut cfg = match entry.strip_prefix("table:") {
             Some(file) => crate::routing::RoutingConfig {
                 algorithm: "table".into(),
                 table: Some(PathBuf::from(file)),
@@ -404,10 +402,7 @@ fn run_compare(
                 ..Default::default()
             },
         };
-        let mut cfg = cfg;
-        if setup.params.preset == "booksim" {
-            cfg.apply_booksim_defaults(&setup.topo);
-        }
+        cfg.apply_preset(&setup.params.preset, &setup.topo);
         let routing = build_routing(&cfg, &setup.topo, setup.params.num_vcs)
             .with_context(|| format!("--compare {entry}"))?;
         let points = sim::sweep(
@@ -436,17 +431,22 @@ fn run_compare(
         timeline_plot(path, &setup.name, &curves)?;
     }
     let mut out = std::io::stdout().lock();
-    let deadlocked: Vec<String> = results
+    let summaries: Vec<sim::SweepSummary> = results
         .iter()
-        .filter(|(_, points)| points.iter().any(|p| p.deadlock.is_some()))
-        .map(|(label, _)| label.clone())
+        .map(|(_, points)| sim::SweepSummary::of(points))
+        .collect();
+    let deadlocked: Vec<&str> = results
+        .iter()
+        .zip(&summaries)
+        .filter(|(_, s)| !s.deadlocked_loads.is_empty())
+        .map(|((label, _), _)| label.as_str())
         .collect();
     if args.json {
         let v: Vec<serde_json::Value> = results
             .iter()
-            .map(|(label, points)| {
+            .zip(&summaries)
+            .map(|((label, points), summary)| {
                 let normalised: Vec<_> = points.iter().map(|p| scale.map(|s| s.point(p))).collect();
-                let summary = sim::SweepSummary::of(points);
                 serde_json::json!({
                     "routing": label,
                     "saturation_throughput": summary.saturation_throughput,
@@ -490,10 +490,6 @@ fn run_compare(
         }
         writeln!(out)?;
     }
-    let summaries: Vec<sim::SweepSummary> = results
-        .iter()
-        .map(|(_, points)| sim::SweepSummary::of(points))
-        .collect();
     let row = |out: &mut std::io::StdoutLock,
                name: &str,
                pick: &dyn Fn(&sim::SweepSummary) -> Option<f64>|

@@ -287,7 +287,7 @@ impl RoutingFunction for DqnRouting {
     /// The adaptive VC: a packet must not wait on it behind another one (Duato's condition
     /// under wormhole switching; docs/routing.md).
     fn cut_through_vcs(&self, num_vcs: usize) -> u64 {
-        crate::routing::cartesian::vc_mask(ADAPTIVE_VC..num_vcs)
+        crate::routing::vc_mask(ADAPTIVE_VC..num_vcs)
     }
 
     fn deadlock_caveat(&self) -> Option<String> {
@@ -642,7 +642,7 @@ impl RoutingSession for DqnSession {
     }
 
     fn cut_through_vcs(&self, num_vcs: usize) -> u64 {
-        crate::routing::cartesian::vc_mask(ADAPTIVE_VC..num_vcs)
+        crate::routing::vc_mask(ADAPTIVE_VC..num_vcs)
     }
 
     fn injection_vcs(&self, pkt: &PacketInfo, _state: &RouteState, num_vcs: usize) -> VcRange {

@@ -46,11 +46,6 @@ pub enum EscapePolicy {
     Return,
 }
 
-/// The bit set of VCs `range` (below 64).
-pub(crate) fn vc_mask(range: std::ops::Range<usize>) -> u64 {
-    range.filter(|&vc| vc < 64).fold(0, |m, vc| m | 1 << vc)
-}
-
 /// Direction on a torus ring when both are equally short (offset k/2; `routing.tie`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -280,12 +275,6 @@ impl CartesianRouting {
         self.wrap && ((dir == PLUS && x == self.dims[d] - 1) || (dir == MINUS && x == 0))
     }
 
-    /// Sets the ring direction at a tie (tori only; the default is `+`).
-    pub fn with_tie(mut self, tie: TieBreak) -> Self {
-        self.tie = tie;
-        self
-    }
-
     /// DOR direction and distance from coordinate `x` to `y` along dimension `d`: the
     /// shortest direction around a ring, `+` at a tie (offset k/2).
     fn dor_dir(&self, d: usize, x: usize, y: usize) -> (usize, usize) {
@@ -459,7 +448,7 @@ impl RoutingFunction for CartesianRouting {
         if !self.is_adaptive() {
             return 0;
         }
-        vc_mask(self.dateline_classes()..num_vcs)
+        super::vc_mask(self.dateline_classes()..num_vcs)
     }
 
     fn init_packet(&self, pkt: &PacketInfo, state: &mut RouteState, rng: &mut RouteRng) {

@@ -587,7 +587,10 @@ fn sticky_escape_packets_stay_on_the_escape_network() {
                 .enumerate()
             {
                 let rf = build_with(alg, &topo, vcs, &|c| c.escape = Some(policy));
-                assert_eq!(rf.cut_through_vcs(vcs), vc_mask(escape..vcs));
+                assert_eq!(
+                    rf.cut_through_vcs(vcs),
+                    crate::routing::vc_mask(escape..vcs)
+                );
                 for seed in 0..4 {
                     for w in all_walks(&topo, &*rf, vcs, 64, &mut random_pick, seed) {
                         let first = w.hops.iter().position(|h| h.vc < escape);

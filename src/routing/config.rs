@@ -99,11 +99,14 @@ pub(crate) const TABLE_FIELDS: [&str; 6] = [
 ];
 
 impl RoutingConfig {
-    /// The `booksim` simulation preset's routing defaults (BookSim2's behaviour), for fields
-    /// not set: mesh/torus algorithms on a torus break ring ties at random (`tie`), `duato` and
+    /// The routing defaults of simulation preset `preset`, for fields not set. Only `booksim`
+    /// has any (BookSim2's behaviour): mesh/torus algorithms on a torus break ring ties at random (`tie`), `duato` and
     /// `star` keep packets on the escape network (`escape`, as `min_adapt`), dragonfly `min`
     /// puts the global hop on the destination group's VC (`global_vc`).
-    pub fn apply_booksim_defaults(&mut self, topo: &Topology) {
+    pub fn apply_preset(&mut self, preset: &str, topo: &Topology) {
+        if preset != "booksim" {
+            return;
+        }
         if matches!(self.algorithm.as_str(), "duato" | "star") && self.escape.is_none() {
             self.escape = Some(super::cartesian::EscapePolicy::Sticky);
         }

@@ -81,6 +81,11 @@ impl VcRange {
     }
 }
 
+/// The bit set of VCs `range` (below 64).
+pub fn vc_mask(range: std::ops::Range<usize>) -> u64 {
+    range.filter(|&vc| vc < 64).fold(0, |m, vc| m | 1 << vc)
+}
+
 /// One output the packet may take.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Candidate {

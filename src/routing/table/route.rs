@@ -484,14 +484,12 @@ impl RoutingFunction for TableRouting {
     /// Hierarchy mode: the table and adaptive VCs, on which packets may form cyclic
     /// dependencies and so must not wait behind one another (Duato's condition under
     /// wormhole; docs/routing.md).
-    fn cut_through_vcs(&self, num_vcs: usize) -> u64 {
+    fn cut_through_vcs(&self, _num_vcs: usize) -> u64 {
         match &self.mode {
             Mode::Hierarchy(h) => {
                 let c = &h.classes;
-                crate::routing::cartesian::vc_mask(c.table.start..c.table.end.min(num_vcs))
-                    | crate::routing::cartesian::vc_mask(
-                        c.adaptive.start..c.adaptive.end.min(num_vcs),
-                    )
+                crate::routing::vc_mask(c.table.clone())
+                    | crate::routing::vc_mask(c.adaptive.clone())
             }
             _ => 0,
         }

@@ -38,6 +38,8 @@ impl Engine<'_> {
         let out_port = at.port0 + self.lport[lov] as usize;
         let vc = self.lvc[lov] as usize;
         self.ovs[ov].owner = iv as u32;
+        let pkt = self.ivs[iv].front.pkt as usize;
+        let info = self.packets[pkt].info;
         let ivc = &mut self.ivs[iv];
         ivc.state = ACTIVE;
         ivc.out_port = out_port as u32;
@@ -45,11 +47,9 @@ impl Engine<'_> {
         ivc.ready = self.now + u64::from(self.p.vc_alloc_delay);
         // The granted packet's buffered flits: all of them when the packet is not complete
         // here yet, else its `size` (the flits behind its tail belong to later packets).
-        let size = self.packets[ivc.front.pkt as usize].info.size;
-        self.port_state[out_port].queue += ivc.len.min(size);
+        self.port_state[out_port].queue += ivc.len.min(info.size);
         // The requesting candidate is the first one that holds the granted VC.
         let chosen = self.cand_buf[iv * self.cand_stride + cand];
-        let flit = self.front(iv);
         let congestion = EngineView::of_parts(
             &self.ovs,
             &self.port_state,
@@ -63,8 +63,7 @@ impl Engine<'_> {
             in_vc: self.lvc[li] as usize,
             congestion: &congestion,
         };
-        let info = self.packet_info(flit.pkt);
-        let mut state = self.packets[flit.pkt as usize].route;
+        let mut state = self.packets[pkt].route;
         self.session
             .on_forward(self.now, &ctx, &info, chosen, vc, &mut state);
         // The head will cross a router-to-router channel: one more hop taken (the routing
@@ -72,7 +71,7 @@ impl Engine<'_> {
         if !self.ports[out_port].ejection {
             state.hops += 1;
         }
-        self.packets[flit.pkt as usize].route = state;
+        self.packets[pkt].route = state;
     }
 
     /// Switch allocation among the input VCs of router `at` in `sa_mask`, then switch
@@ -134,7 +133,7 @@ impl Engine<'_> {
                 }
                 let ptr = self.port_state[pb + port as usize].in_rr;
                 let vc = self.lvc[li];
-                let dist = if vc >= ptr { vc - ptr } else { vc + v - ptr };
+                let dist = rr_distance(vc, ptr, v);
                 if dist < pick.0 {
                     pick = (dist, li);
                 }
@@ -170,11 +169,7 @@ impl Engine<'_> {
     fn offer_output(&mut self, at: &RouterAt, in_port: u32, li: usize) {
         let out = self.ivs[at.iv0 + li].out_port as usize - at.port0;
         let ptr = self.port_state[at.port0 + out].out_rr;
-        let dist = if in_port >= ptr {
-            in_port - ptr
-        } else {
-            in_port + at.nports - ptr
-        };
+        let dist = rr_distance(in_port, ptr, at.nports);
         let bit = 1u64 << (out % 64);
         if self.out_mask[out / 64] & bit == 0 || dist < self.sa_best[out].0 {
             self.out_mask[out / 64] |= bit;

@@ -51,7 +51,7 @@ impl Engine<'_> {
             }
         };
         let mut live = vec![false; n];
-        let mut waits: Vec<Vec<u32>> = vec![Vec::new(); n];
+        let mut waits: Vec<Vec<usize>> = vec![Vec::new(); n];
         for iv in 0..n {
             let ivc = self.ivs[iv];
             let wait = &mut waits[iv];
@@ -68,7 +68,7 @@ impl Engine<'_> {
                         match self.ovs[base + iv % v].owner {
                             NONE => true,
                             owner => {
-                                wait.push(owner);
+                                wait.push(owner as usize);
                                 false
                             }
                         }
@@ -81,7 +81,7 @@ impl Engine<'_> {
                     } else {
                         match downstream(ov) {
                             Some(d) => {
-                                wait.push(d as u32);
+                                wait.push(d);
                                 false
                             }
                             None => true,
@@ -98,13 +98,13 @@ impl Engine<'_> {
                             let ov = (pb + c.port as usize) * v + vc;
                             let out = self.ovs[ov];
                             if out.owner != NONE {
-                                wait.push(out.owner);
+                                wait.push(out.owner as usize);
                             } else if out.credits >= self.grant_need(ivc.front.pkt, vc)
                                 || credits_coming[ov]
                             {
                                 any = true;
                             } else if let Some(d) = downstream(ov) {
-                                wait.push(d as u32);
+                                wait.push(d);
                             }
                         }
                     }
@@ -113,18 +113,18 @@ impl Engine<'_> {
             };
         }
         // Liveness flows backwards along the wait edges.
-        let mut waiters: Vec<Vec<u32>> = vec![Vec::new(); n];
+        let mut waiters: Vec<Vec<usize>> = vec![Vec::new(); n];
         for (iv, wait) in waits.iter().enumerate() {
             for &w in wait {
-                waiters[w as usize].push(iv as u32);
+                waiters[w].push(iv);
             }
         }
         let mut stack: Vec<usize> = (0..n).filter(|&iv| live[iv]).collect();
         while let Some(u) = stack.pop() {
             for &w in &waiters[u] {
-                if !live[w as usize] {
-                    live[w as usize] = true;
-                    stack.push(w as usize);
+                if !live[w] {
+                    live[w] = true;
+                    stack.push(w);
                 }
             }
         }
@@ -134,18 +134,12 @@ impl Engine<'_> {
         if stuck.is_empty() {
             return None;
         }
-        // Every stuck VC waits only on stuck VCs, so a cycle exists unless a packet has no
-        // candidate at all.
-        let dead: Vec<Vec<usize>> = (0..n)
-            .map(|iv| {
-                if live[iv] {
-                    Vec::new()
-                } else {
-                    waits[iv].iter().map(|&w| w as usize).collect()
-                }
-            })
-            .collect();
-        let cycle = find_cycle(&dead).unwrap_or_default();
+        // Every stuck VC waits only on stuck VCs, so a cycle exists among them unless a
+        // packet has no candidate at all.
+        for (wait, _) in waits.iter_mut().zip(&live).filter(|(_, l)| **l) {
+            wait.clear();
+        }
+        let cycle = find_cycle(&waits).unwrap_or_default();
         Some(DeadlockReport {
             cycle: self.now,
             cycle_vcs: cycle.into_iter().map(|iv| self.describe_vc(iv)).collect(),
@@ -237,9 +231,7 @@ impl Engine<'_> {
         }
         Ok(())
     }
-}
 
-impl Engine<'_> {
     /// The flits buffered in input VC `iv`, front first.
     fn buffered(&self, iv: usize) -> impl Iterator<Item = Flit> + '_ {
         let ivc = self.ivs[iv];

@@ -183,6 +183,12 @@ struct Nic {
 /// VCs; well under 1% of the simulation time).
 const DEADLOCK_PROBE: u64 = 1024;
 
+/// How far `x` lies after a round-robin pointer `ptr` among `size` positions (0 = at it).
+#[inline(always)]
+fn rr_distance(x: u32, ptr: u32, size: u32) -> u32 {
+    if x >= ptr { x - ptr } else { x + size - ptr }
+}
+
 /// How many flit arrivals ahead `step` prefetches.
 const PREFETCH_AHEAD: usize = 8;
 
@@ -564,12 +570,9 @@ impl<'a> Engine<'a> {
 
     /// A saturated run about to stop: a deadlock, if there is one, is what to report.
     fn saturated(&self, reason: String) -> RunEnd {
-        match self.flits_in_network > 0 {
-            true => match self.find_deadlock() {
-                Some(d) => RunEnd::Deadlock(d),
-                None => RunEnd::Saturated(reason),
-            },
-            false => RunEnd::Saturated(reason),
+        match self.find_deadlock() {
+            Some(d) => RunEnd::Deadlock(d),
+            None => RunEnd::Saturated(reason),
         }
     }
 
@@ -579,15 +582,12 @@ impl<'a> Engine<'a> {
     /// for a packet larger than it; with `wait_for_tail_credit` the whole buffer (the
     /// previous packet's tail credit is back).
     pub(super) fn grant_need(&self, pkt: u32, vc: usize) -> u32 {
-        let need = if self.cut_through_vc[vc] {
+        if self.p.wait_for_tail_credit {
+            self.depth
+        } else if self.cut_through_vc[vc] {
             self.packets[pkt as usize].info.size.min(self.depth)
         } else {
             0
-        };
-        if self.p.wait_for_tail_credit {
-            self.depth
-        } else {
-            need
         }
     }
 
