@@ -21,6 +21,8 @@ fn nsga2_zdt1(c: &mut Criterion) {
         reference_point: vec![1.1, 1.1],
         checkpoint_dir: None,
         resume: false,
+        force: false,
+        config: serde_json::Value::Null,
         progress: false,
         label: "bench".into(),
         archive_limit: Some(config.population),

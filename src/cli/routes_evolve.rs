@@ -43,9 +43,15 @@ pub struct EvolveArgs {
     /// Output directory (default populations/<name>-evolve): checkpoint and best-table exports.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Continue from the checkpoint in the output directory.
+    /// Continue from the checkpoint in the output directory (refused if the configuration
+    /// differs).
     #[arg(long, conflicts_with = "no_checkpoint")]
     pub resume: bool,
+    /// With --resume: continue even if the problem file or fabricopt version changed since the
+    /// checkpoint was written (the population, budget and seed must still match).
+    #[arg(long, requires = "resume")]
+    pub force: bool,
+    /// Do not write a checkpoint after each generation (the best table is still exported).
     #[arg(long)]
     pub no_checkpoint: bool,
     /// Print one JSON object instead of text.
@@ -130,11 +136,13 @@ pub fn run_evolve(args: &EvolveArgs) -> Result<()> {
     let in_file = |e: crate::Error| e.in_file(&path);
     let p = &loaded.problem;
     let mut cfg = p.evolve.clone().unwrap_or_default();
-    if let Some(g) = args.generations {
-        cfg.generations = g;
-    }
     if let Some(n) = args.population {
+        crate::search::config::check_population("--population", n, 4)?;
         cfg.population = n;
+    }
+    if let Some(g) = args.generations {
+        crate::search::config::generations_budget("--generations", cfg.population, g)?;
+        cfg.generations = g;
     }
     if let Some(h) = args.hill_climb {
         cfg.hill_climb = h;
@@ -170,6 +178,12 @@ pub fn run_evolve(args: &EvolveArgs) -> Result<()> {
         RoutingTableProblem::with_candidates(topo.clone(), cands.clone(), demands, cfg.operators())
     }
     .map_err(in_file)?;
+    crate::search::config::check_population_memory(
+        "evolve.population",
+        cfg.population,
+        problem.num_genes(),
+    )
+    .map_err(in_file)?;
     let name = p.name.clone().unwrap_or_else(|| topo.name.clone());
     let out_dir = args
         .out
@@ -178,11 +192,22 @@ pub fn run_evolve(args: &EvolveArgs) -> Result<()> {
     let settings = RunSettings {
         algorithm: Algorithm::Ga,
         population: cfg.population,
-        evaluations: cfg.population * (cfg.generations + 1),
+        evaluations: cfg.evaluation_budget().map_err(in_file)?,
         seed: run_seed(p.seed, 0),
         reference_point: problem.reference_point(),
         checkpoint_dir: (!args.no_checkpoint).then(|| out_dir.join("ga-run0")),
         resume: args.resume,
+        force: args.force,
+        // Everything the run and its table depend on, after defaults and overrides.
+        config: json!({
+            "name": p.name,
+            "seed": p.seed,
+            "topology": p.topology,
+            "routing": p.routing,
+            "traffic": p.traffic,
+            "simulation": p.simulation,
+            "evolve": cfg,
+        }),
         progress: !args.quiet,
         label: "GA".into(),
         archive_limit: Some(0),

@@ -41,9 +41,13 @@ pub struct SearchArgs {
     /// search.generations and search.evaluations).
     #[arg(long, value_name = "N")]
     pub generations: Option<usize>,
-    /// Continue each run from its checkpoint.json (refused if the settings differ).
+    /// Continue each run from its checkpoint.json (refused if the configuration differs).
     #[arg(long, conflicts_with = "no_checkpoint")]
     pub resume: bool,
+    /// With --resume: continue even if the problem file or fabricopt version changed since the
+    /// checkpoint was written (the population, budget, seed and algorithm must still match).
+    #[arg(long, requires = "resume")]
+    pub force: bool,
     /// Print one JSON object instead of tables.
     #[arg(long)]
     pub json: bool,
@@ -86,6 +90,9 @@ pub struct Context {
     pub out_dir: PathBuf,
     pub checkpoint: bool,
     pub resume: bool,
+    pub force: bool,
+    /// The effective configuration (see [`fingerprint`]), stored in every checkpoint.
+    pub config: Value,
     pub progress: bool,
     pub archive_limit: Option<usize>,
 }
@@ -124,6 +131,7 @@ pub fn load(args: &SearchArgs) -> Result<(LoadedProblem, SearchConfig)> {
         };
     }
     if let Some(g) = args.generations {
+        crate::search::config::generations_budget("--generations", config.population, g)?;
         config.generations = Some(g);
         config.evaluations = None;
     }
@@ -185,9 +193,32 @@ pub fn context<P: SearchProblem>(
         reference_point,
         checkpoint: config.checkpoint && !args.no_checkpoint,
         resume: args.resume,
+        force: args.force,
+        config: fingerprint(loaded, config)?,
         progress: !args.quiet,
         archive_limit,
     })
+}
+
+/// The configuration one search run depends on, as stored in its checkpoint: the problem file
+/// after defaults and command-line overrides, without the settings that only say how many runs
+/// of which algorithms to make or whether to checkpoint them (a run's own algorithm and seed
+/// are checked separately).
+pub fn fingerprint(loaded: &LoadedProblem, config: &SearchConfig) -> Result<Value> {
+    let mut search = serde_json::to_value(config)?;
+    if let Some(table) = search.as_object_mut() {
+        for per_command in ["runs", "algorithm", "checkpoint"] {
+            table.remove(per_command);
+        }
+    }
+    let p = &loaded.problem;
+    Ok(json!({
+        "name": p.name,
+        "seed": p.seed,
+        "topology": p.topology,
+        "metrics": p.metrics,
+        "search": search,
+    }))
 }
 
 /// Runs `runs` runs of every algorithm (run k uses `run_seed(seed, k)`), one after another,
@@ -205,6 +236,8 @@ pub fn execute<P: SearchProblem>(problem: &P, ctx: &Context) -> Result<Vec<RunOu
                 reference_point: ctx.reference_point.clone(),
                 checkpoint_dir: ctx.checkpoint.then(|| dir.clone()),
                 resume: ctx.resume,
+                force: ctx.force,
+                config: ctx.config.clone(),
                 progress: ctx.progress,
                 label: format!("{} run {k}", algorithm.label()),
                 archive_limit: ctx.archive_limit,
@@ -384,6 +417,12 @@ pub fn run(args: &SearchArgs) -> Result<()> {
     match config.problem {
         ProblemKind::Zdt1 | ProblemKind::Zdt2 | ProblemKind::Zdt3 | ProblemKind::Dtlz2 => {
             let problem = RealProblem::from_config(&config).map_err(|e| e.in_file(&path))?;
+            crate::search::config::check_population_memory(
+                "search.population",
+                config.population,
+                problem.variables * std::mem::size_of::<f64>(),
+            )
+            .map_err(|e| e.in_file(&path))?;
             // Real-coded fronts are continuous: an unbounded archive would grow to thousands
             // of members and dominate the run time and checkpoint size; keep one population's
             // worth, thinned by crowding distance.

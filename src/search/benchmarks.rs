@@ -207,6 +207,26 @@ impl SearchProblem for RealProblem {
         }
     }
 
+    /// Every benchmark's decision space is the unit hypercube.
+    fn check_genome(&self, genome: &Vec<f64>) -> std::result::Result<(), String> {
+        if genome.len() != self.variables {
+            return Err(format!(
+                "has {} variables but {} is set up with {}",
+                genome.len(),
+                self.benchmark.name(),
+                self.variables
+            ));
+        }
+        match genome.iter().position(|x| !(0.0..=1.0).contains(x)) {
+            Some(i) => Err(format!(
+                "variable {} = {} is outside [0, 1]",
+                i + 1,
+                genome[i]
+            )),
+            None => Ok(()),
+        }
+    }
+
     fn describe(&self, genome: &Vec<f64>) -> String {
         // Shortest round-trip representation: distinct genomes give distinct text.
         let parts: Vec<String> = genome.iter().map(|v| format!("{v}")).collect();

@@ -189,6 +189,86 @@ pub struct SearchConfig {
     pub exanest: ExanestSearch,
 }
 
+/// Largest population a run accepts: memory, and the quadratic non-dominated sorting per
+/// generation, grow with it (docs/reliability.md).
+pub const MAX_POPULATION: usize = 100_000;
+
+/// Largest evaluation budget of one run (10^12, beyond any run that can finish): keeps every
+/// counter derived from it far from overflow.
+pub const MAX_EVALUATIONS: usize = 1_000_000_000_000;
+
+/// Largest number of decision variables of the real-coded benchmarks.
+pub const MAX_VARIABLES: usize = 1_000_000;
+
+/// Largest number of DTLZ2 objectives: the exact hypervolume's cost grows exponentially with
+/// the dimension.
+pub const MAX_OBJECTIVES: usize = 10;
+
+/// Checks a population size against [`MAX_POPULATION`] (`field` names it in errors).
+pub fn check_population(field: &str, population: usize, minimum: usize) -> Result<()> {
+    if population < minimum {
+        return Err(Error::field(field, format!("must be at least {minimum}")));
+    }
+    if population > MAX_POPULATION {
+        return Err(Error::field(
+            field,
+            format!("{population} is above the limit of {MAX_POPULATION}"),
+        ));
+    }
+    Ok(())
+}
+
+/// The evaluation budget of `generations` generations after the initial population, checked
+/// against overflow and [`MAX_EVALUATIONS`] (`field` names the generations in errors).
+pub fn generations_budget(field: &str, population: usize, generations: usize) -> Result<usize> {
+    generations
+        .checked_add(1)
+        .and_then(|g| g.checked_mul(population))
+        .filter(|&e| e <= MAX_EVALUATIONS)
+        .ok_or_else(|| {
+            Error::field(
+                field,
+                format!(
+                    "{generations} generations of a population of {population} are more than \
+                     the limit of {MAX_EVALUATIONS} evaluations"
+                ),
+            )
+        })
+}
+
+/// Refuses a run whose populations would not fit in this machine's memory: about three
+/// populations of `genome_bytes` each are alive at once (parents, children, archive). Skipped
+/// where the total memory cannot be read.
+pub fn check_population_memory(field: &str, population: usize, genome_bytes: usize) -> Result<()> {
+    let Some(total) = total_memory_bytes() else {
+        return Ok(());
+    };
+    // Per individual: the genome plus its evaluation and vector headers.
+    let per_individual = genome_bytes.saturating_add(128);
+    let needed = population.saturating_mul(per_individual).saturating_mul(3);
+    if needed > total {
+        let gib = |b: usize| b as f64 / (1u64 << 30) as f64;
+        return Err(Error::field(
+            field,
+            format!(
+                "a population of {population} genomes of {genome_bytes} bytes needs about \
+                 {:.1} GiB, more than this machine's {:.1} GiB",
+                gib(needed),
+                gib(total)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// `MemTotal` of /proc/meminfo, where there is one.
+fn total_memory_bytes() -> Option<usize> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: usize = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
+}
+
 fn default_population() -> usize {
     100
 }
@@ -215,9 +295,7 @@ fn probability(field: &str, p: f64) -> Result<()> {
 impl SearchConfig {
     /// Checks ranges; errors name the field relative to `[search]` (`search.population`).
     pub fn validate(&self) -> Result<()> {
-        if self.population < 4 {
-            return Err(Error::field("search.population", "must be at least 4"));
-        }
+        check_population("search.population", self.population, 4)?;
         if self.runs == 0 {
             return Err(Error::field("search.runs", "must be at least 1"));
         }
@@ -243,7 +321,31 @@ impl SearchConfig {
                     ),
                 ));
             }
+            (_, Some(e)) if e > MAX_EVALUATIONS => {
+                return Err(Error::field(
+                    "search.evaluations",
+                    format!("{e} is above the limit of {MAX_EVALUATIONS}"),
+                ));
+            }
+            (Some(g), None) => {
+                generations_budget("search.generations", self.population, g)?;
+            }
             _ => {}
+        }
+        if let Some(n) = self.variables.filter(|&n| n > MAX_VARIABLES) {
+            return Err(Error::field(
+                "search.variables",
+                format!("{n} is above the limit of {MAX_VARIABLES}"),
+            ));
+        }
+        if let Some(m) = self.objectives.filter(|&m| m > MAX_OBJECTIVES) {
+            return Err(Error::field(
+                "search.objectives",
+                format!(
+                    "{m} is above the limit of {MAX_OBJECTIVES} (the exact hypervolume's cost \
+                     grows exponentially with the number of objectives)"
+                ),
+            ));
         }
         let r = &self.real;
         probability("search.real.sbx_probability", r.sbx_probability)?;
@@ -272,11 +374,12 @@ impl SearchConfig {
         Ok(())
     }
 
-    /// Total evaluation budget of one run.
+    /// Total evaluation budget of one run (after [`SearchConfig::validate`], which refuses
+    /// budgets that overflow).
     pub fn evaluation_budget(&self) -> usize {
         match (self.generations, self.evaluations) {
             (_, Some(e)) => e,
-            (Some(g), None) => self.population * (g + 1),
+            (Some(g), None) => self.population.saturating_mul(g.saturating_add(1)),
             (None, None) => self.population,
         }
     }

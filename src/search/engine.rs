@@ -40,6 +40,12 @@ pub struct RunSettings {
     pub checkpoint_dir: Option<PathBuf>,
     /// Continue from `checkpoint_dir/checkpoint.json` if it exists.
     pub resume: bool,
+    /// Resume even when the checkpoint's configuration fingerprint or engine version differs
+    /// (the run's shape must still match; see [`Checkpoint::check_matches`]).
+    pub force: bool,
+    /// The effective configuration of the run (problem file after defaults and command-line
+    /// overrides), stored in checkpoints as the fingerprint a resume must match.
+    pub config: serde_json::Value,
     /// Show a progress bar (only when stderr is a terminal).
     pub progress: bool,
     /// Names the run on the progress bar.
@@ -147,7 +153,15 @@ pub fn run_until<P: SearchProblem>(
     let mut resumed = None;
     if let (Some(path), true) = (&path, settings.resume) {
         if let Some(c) = Checkpoint::<P::Genome>::read(path)? {
-            c.check_matches(path, &header(problem, settings))?;
+            let overridden = c.check_matches(path, &header(problem, settings), settings.force)?;
+            if !overridden.is_empty() {
+                eprintln!(
+                    "warning: {}: resuming despite a different configuration (--force): {}",
+                    path.display(),
+                    overridden.join(", ")
+                );
+            }
+            c.check_state(path, problem)?;
             resumed = Some(c);
         }
     }
@@ -162,14 +176,11 @@ pub fn run_until<P: SearchProblem>(
     }
     let writer = path.map(Writer::new);
     std::thread::scope(|scope| {
-        if let Some(w) = &writer {
+        let _close = writer.as_ref().map(|w| {
             scope.spawn(|| w.serve());
-        }
-        let result = generations(problem, settings, resumed, writer.as_ref(), stop_after);
-        if let Some(w) = &writer {
-            w.close();
-        }
-        result
+            w.close_on_drop()
+        });
+        generations(problem, settings, resumed, writer.as_ref(), stop_after)
     })
     .and_then(|result| match writer.and_then(|w| w.take_error()) {
         Some(e) => Err(e),
@@ -208,6 +219,8 @@ fn validate<P: SearchProblem>(problem: &P, settings: &RunSettings) -> Result<()>
 fn header<P: SearchProblem>(problem: &P, s: &RunSettings) -> Checkpoint<P::Genome> {
     Checkpoint {
         format: checkpoint::FORMAT,
+        engine: checkpoint::ENGINE.to_string(),
+        config: s.config.clone(),
         problem: problem.name(),
         algorithm: s.algorithm,
         seed: s.seed,

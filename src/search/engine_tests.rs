@@ -14,6 +14,8 @@ fn settings(algorithm: Algorithm, population: usize, evaluations: usize) -> RunS
         reference_point: vec![1.1, 1.1],
         checkpoint_dir: None,
         resume: false,
+        force: false,
+        config: serde_json::Value::Null,
         progress: false,
         label: "test".into(),
         archive_limit: Some(population),
@@ -152,22 +154,188 @@ fn resume_refuses_different_settings() {
     run_until(&p, &s, Some(2)).unwrap();
     s.resume = true;
     s.seed = 99;
+    // --force does not override the run's shape: the state could not be continued.
+    s.force = true;
     let e = run(&p, &s).unwrap_err().to_string();
     assert!(
-        e.contains("checkpoint.json: seed:") && e.contains("written with 7"),
+        e.contains(
+            "checkpoint.json: the checkpoint is of a different run: seed (checkpoint 7, now 99)"
+        ),
         "{e}"
     );
     s.seed = 7;
     s.algorithm = Algorithm::SmsEmoa;
     let e = run(&p, &s).unwrap_err().to_string();
-    assert!(e.contains("checkpoint.json: algorithm:"), "{e}");
+    assert!(
+        e.contains("algorithm (checkpoint nsga2, now sms-emoa)"),
+        "{e}"
+    );
     s.algorithm = Algorithm::Nsga2;
     s.evaluations = 500;
     let e = run(&p, &s).unwrap_err().to_string();
-    assert!(e.contains("evaluation_budget"), "{e}");
+    assert!(
+        e.contains("evaluation_budget (checkpoint 400, now 500)"),
+        "{e}"
+    );
     std::fs::write(dir.path().join("checkpoint.json"), "{ not json").unwrap();
     let e = run(&p, &s).unwrap_err().to_string();
     assert!(e.contains("not a readable checkpoint"), "{e}");
+}
+
+fn fingerprint(variables: usize, eta: f64) -> serde_json::Value {
+    serde_json::json!({"search": {"variables": variables, "real": {"sbx_eta": eta}}})
+}
+
+#[test]
+fn resume_refuses_a_different_configuration_unless_forced() {
+    let p = zdt1();
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = settings(Algorithm::Nsga2, 20, 400);
+    s.checkpoint_dir = Some(dir.path().to_path_buf());
+    s.config = fingerprint(12, 15.0);
+    run_until(&p, &s, Some(2)).unwrap();
+    s.resume = true;
+    s.config = fingerprint(10, 20.0);
+    let e = run(&p, &s).unwrap_err().to_string();
+    assert!(
+        e.contains("different configuration: search.real.sbx_eta (checkpoint 15.0, now 20.0), search.variables (checkpoint 12, now 10)")
+            && e.contains("--force"),
+        "{e}"
+    );
+    // Another fabricopt version wrote it: refused too, named.
+    let path = dir.path().join("checkpoint.json");
+    let mut c = Checkpoint::<Vec<f64>>::read(&path).unwrap().unwrap();
+    c.engine = "0.0.1".into();
+    std::fs::write(&path, serde_json::to_vec(&c).unwrap()).unwrap();
+    s.config = fingerprint(12, 15.0);
+    let e = run(&p, &s).unwrap_err().to_string();
+    assert!(
+        e.contains("engine (checkpoint fabricopt 0.0.1, now "),
+        "{e}"
+    );
+    // --force resumes anyway, from the stored state.
+    s.force = true;
+    s.config = fingerprint(10, 20.0);
+    let forced = run(&p, &s).unwrap();
+    assert_eq!(forced.evaluations, 400);
+    assert_eq!(forced.history[..3], c.history[..3]);
+    // The same configuration resumes without --force.
+    s.force = false;
+    assert!(run(&p, &s).is_ok());
+}
+
+/// Rewrites the checkpoint after `edit` and returns the error a resume gives.
+fn resume_error(edit: impl Fn(&mut Checkpoint<Vec<f64>>)) -> String {
+    let p = zdt1();
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = settings(Algorithm::Nsga2, 20, 400);
+    s.checkpoint_dir = Some(dir.path().to_path_buf());
+    run_until(&p, &s, Some(2)).unwrap();
+    let path = dir.path().join("checkpoint.json");
+    let mut c = Checkpoint::<Vec<f64>>::read(&path).unwrap().unwrap();
+    edit(&mut c);
+    std::fs::write(&path, serde_json::to_vec(&c).unwrap()).unwrap();
+    s.resume = true;
+    run(&p, &s).unwrap_err().to_string()
+}
+
+#[test]
+fn resume_refuses_an_edited_state() {
+    let e = resume_error(|c| c.population.truncate(10));
+    assert!(
+        e.contains("checkpoint.json: population: holds 10 individuals but population_size is 20"),
+        "{e}"
+    );
+    let e = resume_error(|c| c.population[3].genome.truncate(3));
+    assert!(
+        e.contains("population[3].genome: has 3 variables but zdt1 is set up with 12"),
+        "{e}"
+    );
+    let e = resume_error(|c| c.population[0].genome[5] = 9999.0);
+    assert!(
+        e.contains("population[0].genome: variable 6 = 9999 is outside [0, 1]"),
+        "{e}"
+    );
+    let e = resume_error(|c| {
+        c.archive[0].evaluation.objectives.pop();
+    });
+    assert!(
+        e.contains("archive[0].evaluation.objectives: has 1 values"),
+        "{e}"
+    );
+    let e = resume_error(|c| c.evaluations = 5);
+    assert!(
+        e.contains("evaluations: 5 does not match generation 2"),
+        "{e}"
+    );
+    let e = resume_error(|c| c.finished = true);
+    assert!(e.contains("finished: is true but 60 of 400"), "{e}");
+    let e = resume_error(|c| c.history.clear());
+    assert!(
+        e.contains("history: has 0 records but generation 2 needs 3"),
+        "{e}"
+    );
+}
+
+/// ZDT1 whose evaluation panics once `calls` reaches `panic_at`.
+struct PanicsAt(RealProblem, std::sync::atomic::AtomicUsize, usize);
+
+impl SearchProblem for PanicsAt {
+    type Genome = Vec<f64>;
+    fn name(&self) -> String {
+        self.0.name()
+    }
+    fn objectives(&self) -> &[Objective] {
+        self.0.objectives()
+    }
+    fn reference_point(&self) -> Vec<f64> {
+        self.0.reference_point()
+    }
+    fn random_genome(&self, rng: &mut ChaCha8Rng) -> Vec<f64> {
+        self.0.random_genome(rng)
+    }
+    fn crossover(&self, a: &Vec<f64>, b: &Vec<f64>, rng: &mut ChaCha8Rng) -> (Vec<f64>, Vec<f64>) {
+        self.0.crossover(a, b, rng)
+    }
+    fn mutate(&self, g: &mut Vec<f64>, rng: &mut ChaCha8Rng) {
+        self.0.mutate(g, rng)
+    }
+    fn evaluate(&self, g: &Vec<f64>) -> Evaluation {
+        let calls = self.1.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        assert!(calls < self.2, "evaluation {calls} fails");
+        self.0.evaluate(g)
+    }
+    fn check_genome(&self, g: &Vec<f64>) -> Result<(), String> {
+        self.0.check_genome(g)
+    }
+    fn describe(&self, g: &Vec<f64>) -> String {
+        self.0.describe(g)
+    }
+}
+
+/// A panic during a run with checkpoints must end the run (the panic propagates), not wait
+/// forever for the checkpoint writer thread.
+#[test]
+fn a_panic_in_a_checkpointed_run_does_not_hang() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().to_path_buf();
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let p = PanicsAt(zdt1(), Default::default(), 70);
+        let mut s = settings(Algorithm::Nsga2, 20, 400);
+        s.checkpoint_dir = Some(path);
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(&p, &s)));
+        done.send(result.is_err()).unwrap();
+    });
+    let panicked = finished
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the run hung after a panic");
+    assert!(panicked);
+    // The generations before the panic were checkpointed.
+    let c = Checkpoint::<Vec<f64>>::read(&dir.path().join("checkpoint.json"))
+        .unwrap()
+        .unwrap();
+    assert_eq!(c.generation, 2);
 }
 
 #[test]
@@ -213,6 +381,9 @@ impl SearchProblem for Constrained {
         let mut e = self.0.evaluate(g);
         e.violation = (0.4 - g[0]).max(0.0);
         e
+    }
+    fn check_genome(&self, g: &Vec<f64>) -> Result<(), String> {
+        self.0.check_genome(g)
     }
     fn describe(&self, g: &Vec<f64>) -> String {
         self.0.describe(g)

@@ -426,6 +426,12 @@ impl SearchProblem for ExanestProblem {
         }
     }
 
+    fn check_genome(&self, genome: &Vec<usize>) -> std::result::Result<(), String> {
+        exanest_links(self.r, self.n, self.m, genome)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+
     fn describe(&self, genome: &Vec<usize>) -> String {
         genome
             .iter()

@@ -267,6 +267,9 @@ mod tests {
         fn evaluate(&self, _: &String) -> Evaluation {
             unreachable!()
         }
+        fn check_genome(&self, _: &String) -> Result<(), String> {
+            Ok(())
+        }
         fn describe(&self, g: &String) -> String {
             g.clone()
         }

@@ -105,6 +105,11 @@ pub trait SearchProblem: Sync {
 
     fn evaluate(&self, genome: &Self::Genome) -> Evaluation;
 
+    /// Whether `genome` is one this problem can evaluate and vary (the right length, every
+    /// gene in range); the reason when not. Genomes read from a checkpoint or a file are
+    /// checked with it before use, since the operators and `evaluate` assume valid genomes.
+    fn check_genome(&self, genome: &Self::Genome) -> Result<(), String>;
+
     /// Compact text for a genome (a CSV cell): e.g. `5/17/8/22`.
     fn describe(&self, genome: &Self::Genome) -> String;
 }

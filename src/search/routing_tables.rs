@@ -485,6 +485,25 @@ impl SearchProblem for RoutingTableProblem {
         }
     }
 
+    fn check_genome(&self, genome: &Vec<u8>) -> std::result::Result<(), String> {
+        if genome.len() != self.num_genes() {
+            return Err(format!(
+                "has {} genes but this table needs {}",
+                genome.len(),
+                self.num_genes()
+            ));
+        }
+        match (0..genome.len()).find(|&g| usize::from(genome[g]) >= self.alleles(g)) {
+            Some(g) => Err(format!(
+                "gene {} = {} is not below its {} choices",
+                g + 1,
+                genome[g],
+                self.alleles(g)
+            )),
+            None => Ok(()),
+        }
+    }
+
     /// One character per gene (alleles are below 36).
     fn describe(&self, genome: &Vec<u8>) -> String {
         genome
@@ -561,6 +580,16 @@ impl EvolveConfig {
     }
 
     /// GA selection and elitism; errors name the field.
+    /// The GA's evaluation budget: the initial population and `generations` more, checked
+    /// against overflow and the limit.
+    pub fn evaluation_budget(&self) -> Result<usize> {
+        crate::search::config::generations_budget(
+            "evolve.generations",
+            self.population,
+            self.generations,
+        )
+    }
+
     pub fn ga_options(&self) -> Result<crate::search::config::GaOptions> {
         use crate::search::config::{GaOptions, Selection};
         let selection = match self.selection.as_str() {
@@ -588,9 +617,8 @@ impl EvolveConfig {
                 ));
             }
         };
-        if self.population < 4 {
-            return Err(Error::field("evolve.population", "must be at least 4"));
-        }
+        crate::search::config::check_population("evolve.population", self.population, 4)?;
+        self.evaluation_budget()?;
         if self.elite >= self.population {
             return Err(Error::field(
                 "evolve.elite",
@@ -643,6 +671,8 @@ mod tests {
             reference_point: vec![100.0],
             checkpoint_dir: None,
             resume: false,
+            force: false,
+            config: serde_json::Value::Null,
             progress: false,
             label: "test".into(),
             archive_limit: Some(0),
