@@ -125,3 +125,70 @@ fn evolve_checks_the_vc_classes_for_every_vc_count() {
         );
     }
 }
+
+fn small_evolve(dir: &std::path::Path, evolve: &str) -> String {
+    let p = dir.join("small.toml");
+    std::fs::write(
+        &p,
+        format!(
+            "name = \"small\"\n[topology]\nkind = \"mesh\"\ndims = [4, 4]\n[[traffic]]\n\
+             pattern = \"transpose\"\nload = 0.1\n[evolve]\nsimulate_elite = 0\n{evolve}\n"
+        ),
+    )
+    .unwrap();
+    p.to_str().unwrap().to_string()
+}
+
+/// Overflowing or oversized GA sizes are refused naming the field or option; a resume after
+/// the [evolve] table changed is refused unless forced; every flag has a help line.
+#[test]
+fn evolve_sizes_resume_fingerprint_and_help() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = small_evolve(dir.path(), "generations = 18446744073709551615");
+    let e = error_line(&["routes", "evolve", &file, "--quiet"]);
+    assert!(
+        e.contains("small.toml: evolve.generations: 18446744073709551615 generations"),
+        "{e}"
+    );
+    let file = small_evolve(dir.path(), "population = 100000000000");
+    let e = error_line(&["routes", "evolve", &file, "--quiet"]);
+    assert!(
+        e.contains("evolve.population: 100000000000 is above the limit"),
+        "{e}"
+    );
+    let e = error_line(&["routes", "evolve", &file, "--quiet", "--population", "0"]);
+    assert!(e.contains("--population: must be at least 4"), "{e}");
+
+    let out = dir.path().join("out");
+    let out = out.to_str().unwrap();
+    let file = small_evolve(dir.path(), "population = 8\ngenerations = 3");
+    let args = ["routes", "evolve", &file, "--quiet", "--out", out];
+    let first = common::fabricopt(&args);
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let resume = [
+        "routes", "evolve", &file, "--quiet", "--out", out, "--resume",
+    ];
+    assert!(common::fabricopt(&resume).status.success());
+    small_evolve(dir.path(), "population = 8\ngenerations = 3\np_cross = 0.5");
+    let e = error_line(&resume);
+    assert!(
+        e.contains("different configuration: evolve.p_cross (checkpoint 0.8, now 0.5)"),
+        "{e}"
+    );
+    let forced = common::fabricopt(&[
+        "routes", "evolve", &file, "--quiet", "--out", out, "--resume", "--force",
+    ]);
+    assert!(forced.status.success());
+
+    let help = common::fabricopt(&["routes", "evolve", "--help"]);
+    let help = String::from_utf8_lossy(&help.stdout);
+    let line = help
+        .lines()
+        .find(|l| l.trim_start().starts_with("--no-checkpoint"))
+        .unwrap();
+    assert!(line.len() > "      --no-checkpoint".len() + 5, "{help}");
+}

@@ -220,5 +220,146 @@ fn killed_and_resumed_run_ends_like_an_uninterrupted_one() {
     let mut other = resume.clone();
     other.extend(["--seed".into(), "12".into()]);
     let e = error_line(&other.iter().map(String::as_str).collect::<Vec<_>>());
-    assert!(e.contains("checkpoint.json: seed:"), "{e}");
+    assert!(
+        e.contains("checkpoint.json: the checkpoint is of a different run: seed (checkpoint"),
+        "{e}"
+    );
+}
+
+fn small_zdt1(dir: &Path, variables: usize, population: usize) -> String {
+    write(
+        dir,
+        "small.toml",
+        &format!(
+            "name = \"small\"\nseed = 3\n[search]\nproblem = \"zdt1\"\nvariables = {variables}\n\
+             population = {population}\ngenerations = 5\n"
+        ),
+    )
+}
+
+/// A resumed run whose problem file changed is refused, naming the fields; `--force`
+/// overrides a change the stored state survives, never one it does not (genomes of another
+/// length) nor a state edited to a smaller population.
+#[test]
+fn resume_refuses_a_changed_problem_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let out = out.to_str().unwrap();
+    let file = small_zdt1(dir.path(), 12, 20);
+    let args = ["search", &file, "--quiet", "--out", out];
+    assert!(fabricopt(&args).status.success());
+    let resume = ["search", &file, "--quiet", "--out", out, "--resume"];
+    let forced = [
+        "search", &file, "--quiet", "--out", out, "--resume", "--force",
+    ];
+    assert!(fabricopt(&resume).status.success(), "unchanged: resumes");
+    std::fs::write(
+        &file,
+        std::fs::read_to_string(&file).unwrap() + "[search.real]\nsbx_eta = 5\n",
+    )
+    .unwrap();
+    let e = error_line(&resume);
+    assert!(
+        e.contains(
+            "checkpoint.json: the checkpoint was written for a different configuration: \
+             search.real.sbx_eta (checkpoint 15.0, now 5.0)"
+        ),
+        "{e}"
+    );
+    let o = fabricopt(&forced);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("warning:") && stderr.contains("search.real.sbx_eta"),
+        "{stderr}"
+    );
+    small_zdt1(dir.path(), 10, 20);
+    let e = error_line(&resume);
+    assert!(
+        e.contains("search.variables (checkpoint 12, now 10)"),
+        "{e}"
+    );
+    let e = error_line(&forced);
+    assert!(
+        e.contains("genome: has 12 variables but zdt1 is set up with 10"),
+        "{e}"
+    );
+    // A usage error (clap, exit code 2): --force means nothing without --resume.
+    let o = fabricopt(&["search", &file, "--force"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--resume"));
+    // The population cut to 10 of 20 in the checkpoint itself.
+    small_zdt1(dir.path(), 12, 20);
+    let checkpoint = dir.path().join("out/nsga2-run0/checkpoint.json");
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&checkpoint).unwrap()).unwrap();
+    v["population"].as_array_mut().unwrap().truncate(10);
+    std::fs::write(&checkpoint, v.to_string()).unwrap();
+    let e = error_line(&forced);
+    assert!(
+        e.contains("population: holds 10 individuals but population_size is 20"),
+        "{e}"
+    );
+}
+
+/// Sizes and counts that overflow or exceed the limits are refused naming the field the file
+/// sets (they used to wrap, name a field the file does not set, or abort the allocation).
+#[test]
+fn huge_search_sizes_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "huge.toml",
+        "[search]\nproblem = \"zdt1\"\npopulation = 100\ngenerations = 18446744073709551615\n",
+    );
+    let e = error_line(&["search", &file, "--quiet"]);
+    assert!(
+        e.contains("huge.toml: search.generations: 18446744073709551615 generations"),
+        "{e}"
+    );
+    let file = write(
+        dir.path(),
+        "huge.toml",
+        "[search]\nproblem = \"zdt1\"\npopulation = 100000000000\ngenerations = 2\n",
+    );
+    let e = error_line(&["search", &file, "--quiet"]);
+    assert!(
+        e.contains("huge.toml: search.population: 100000000000 is above the limit"),
+        "{e}"
+    );
+    let file = write(
+        dir.path(),
+        "huge.toml",
+        "[search]\nproblem = \"zdt1\"\npopulation = 100\ngenerations = 2\nvariables = 100000000000\n",
+    );
+    let e = error_line(&["search", &file, "--quiet"]);
+    assert!(e.contains("search.variables: 100000000000 is above"), "{e}");
+    let e = error_line(&[
+        "search",
+        "problems/zdt1.toml",
+        "--generations",
+        "18446744073709551615",
+    ]);
+    assert!(e.contains("--generations"), "{e}");
+}
+
+/// A killed run's temporary file is removed by the next run writing into its directory.
+#[test]
+fn stale_temporary_files_are_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let run_dir = out.join("nsga2-run0");
+    std::fs::create_dir_all(&run_dir).unwrap();
+    // No process has this id (above Linux's largest pid).
+    let stale = run_dir.join(".checkpoint.json.4294967295.0.tmp");
+    std::fs::write(&stale, "half a checkpoint").unwrap();
+    let kept = run_dir.join("notes.tmp");
+    std::fs::write(&kept, "not ours").unwrap();
+    let file = small_zdt1(dir.path(), 12, 20);
+    assert!(
+        fabricopt(&["search", &file, "--quiet", "--out", out.to_str().unwrap()])
+            .status
+            .success()
+    );
+    assert!(!stale.exists() && kept.exists());
 }

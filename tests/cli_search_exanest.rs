@@ -91,3 +91,53 @@ fn bad_exanest_files_name_the_field() {
     let err = error_line(&["search", &file, "--quiet"]);
     assert!(err.contains("search.exanest.p_new"), "{err}");
 }
+
+/// A checkpoint whose genomes were edited (wrong length, a gene out of range) used to panic
+/// in the decoder and then hang waiting for the checkpoint writer: now it is refused with the
+/// member and the reason.
+#[test]
+fn resume_refuses_edited_exanest_genomes() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write_problem(dir.path(), "r = 2\nn = 4\nm = 2", "p_ext = 0.5");
+    let out = dir.path().join("out");
+    let out = out.to_str().unwrap();
+    let args = [
+        "search",
+        &file,
+        "--quiet",
+        "--runs",
+        "1",
+        "--algorithm",
+        "nsga2",
+        "--jellyfish",
+        "0",
+        "--out",
+        out,
+    ];
+    assert!(common::fabricopt(&args).status.success());
+    let checkpoint = dir.path().join("out/nsga2-run0/checkpoint.json");
+    let original = std::fs::read_to_string(&checkpoint).unwrap();
+    let mut resume = args.to_vec();
+    resume.push("--resume");
+    for (edit, expected) in [
+        (
+            serde_json::json!([1, 2, 3]),
+            "population[0].genome: genome: has 3 genes but T = (R=2, N=4, M=2) needs 2R = 4",
+        ),
+        (
+            serde_json::json!([9999, 0, 0, 0]),
+            "population[0].genome: genome[1]: gene 1 = 9999 is out of range",
+        ),
+    ] {
+        let mut v: serde_json::Value = serde_json::from_str(&original).unwrap();
+        v["population"][0]["genome"] = edit;
+        std::fs::write(&checkpoint, v.to_string()).unwrap();
+        let out = common::fabricopt_within(&resume, 60);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && !stderr.contains("panicked"),
+            "{stderr}"
+        );
+        assert!(stderr.contains(expected), "{stderr}");
+    }
+}

@@ -154,6 +154,7 @@ pub fn run_until<P: SearchProblem>(
     if let (Some(path), true) = (&path, settings.resume) {
         if let Some(c) = Checkpoint::<P::Genome>::read(path)? {
             let overridden = c.check_matches(path, &header(problem, settings), settings.force)?;
+            c.check_state(path, problem)?;
             if !overridden.is_empty() {
                 eprintln!(
                     "warning: {}: resuming despite a different configuration (--force): {}",
@@ -161,7 +162,6 @@ pub fn run_until<P: SearchProblem>(
                     overridden.join(", ")
                 );
             }
-            c.check_state(path, problem)?;
             resumed = Some(c);
         }
     }

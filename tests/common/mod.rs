@@ -31,3 +31,28 @@ pub fn error_line(args: &[&str]) -> String {
     assert!(stderr.starts_with("error: "), "{stderr}");
     stderr.trim_end().to_string()
 }
+
+/// [`fabricopt`], but kills the process and fails the test if it has not ended within
+/// `seconds`: for commands that used to hang. Standard output is discarded (a full pipe
+/// nobody reads would block the child); standard error is returned.
+#[allow(dead_code)]
+pub fn fabricopt_within(args: &[&str], seconds: u64) -> Output {
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fabricopt"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("binary runs");
+    let start = Instant::now();
+    while child.try_wait().expect("waits").is_none() {
+        if start.elapsed() > Duration::from_secs(seconds) {
+            child.kill().ok();
+            panic!("{args:?} did not end within {seconds} s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("output")
+}
