@@ -130,6 +130,11 @@ fn resume_refuses_edited_exanest_genomes() {
         ),
     ] {
         let mut v: serde_json::Value = serde_json::from_str(&original).unwrap();
+        // Back to an unfinished state (generation 2 of 6), so the resume runs generations.
+        v["finished"] = false.into();
+        v["generation"] = 2.into();
+        v["evaluations"] = 36.into();
+        v["history"].as_array_mut().unwrap().truncate(3);
         v["population"][0]["genome"] = edit;
         std::fs::write(&checkpoint, v.to_string()).unwrap();
         let out = common::fabricopt_within(&resume, 60);
