@@ -72,7 +72,12 @@ impl<G: Serialize + serde::de::DeserializeOwned> Checkpoint<G> {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(Error::io(path, e)),
         };
-        let checkpoint: Self = serde_json::from_str(&text).map_err(|e| Error::File {
+        Self::parse(path, &text).map(Some)
+    }
+
+    /// Parses the text of a checkpoint file (`path` names it in errors).
+    pub fn parse(path: &Path, text: &str) -> Result<Self> {
+        let checkpoint: Self = serde_json::from_str(text).map_err(|e| Error::File {
             path: path.to_path_buf(),
             reason: format!("not a readable checkpoint: {e}"),
         })?;
@@ -86,7 +91,7 @@ impl<G: Serialize + serde::de::DeserializeOwned> Checkpoint<G> {
                 ),
             ));
         }
-        Ok(Some(checkpoint))
+        Ok(checkpoint)
     }
 
     /// Refuses to resume when a setting that shapes the run differs. With `force`, a
