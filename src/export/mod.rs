@@ -10,6 +10,76 @@ pub mod plot;
 pub mod routes;
 pub mod topology;
 
+/// Checks, before any work, that [`write_atomically`] will be able to write `path`: it is not a
+/// folder, its folder exists and takes new files. The check creates and removes a probe file
+/// of the kind the write itself creates, so permissions, read-only mounts and a file standing
+/// where a folder should be are all caught.
+pub fn check_writable(path: &Path) -> Result<()> {
+    let fail = |reason: String| {
+        Err(Error::File {
+            path: path.to_path_buf(),
+            reason,
+        })
+    };
+    if path.is_dir() {
+        return fail("is a folder, not a file to write to".into());
+    }
+    if path.file_name().is_none() {
+        return fail("is not a file name to write to".into());
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if !dir.exists() {
+        return fail(format!("folder {} does not exist", dir.display()));
+    }
+    if !dir.is_dir() {
+        return fail(format!("{} is not a folder", dir.display()));
+    }
+    probe(dir).or_else(|e| fail(format!("cannot write in {}: {e}", dir.display())))
+}
+
+/// Checks, before any work, that `dir` is a folder that takes new files, or that it can be
+/// created (`create_dir_all`): its nearest existing ancestor is a folder that takes new files.
+pub fn check_dir_writable(dir: &Path) -> Result<()> {
+    let fail = |reason: String| {
+        Err(Error::File {
+            path: dir.to_path_buf(),
+            reason,
+        })
+    };
+    let mut existing = dir;
+    while !existing.as_os_str().is_empty() && !existing.exists() {
+        existing = existing.parent().unwrap_or(Path::new(""));
+    }
+    let existing = if existing.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        existing
+    };
+    if !existing.is_dir() {
+        return fail(format!("{} is not a folder", existing.display()));
+    }
+    probe(existing).or_else(|e| fail(format!("cannot write in {}: {e}", existing.display())))
+}
+
+/// Creates and removes a temporary file in `dir`.
+fn probe(dir: &Path) -> std::io::Result<()> {
+    let tmp = dir.join(format!(
+        ".fabricopt-write-check.{}.{}.tmp",
+        std::process::id(),
+        PROBES.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)?;
+    std::fs::remove_file(&tmp)
+}
+
+static PROBES: AtomicUsize = AtomicUsize::new(0);
+
 /// Writes `contents` to a temporary file next to `path`, then renames it over `path`, so that
 /// readers never see a half-written file.
 pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<()> {
