@@ -116,3 +116,33 @@ pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_paths_are_checked_before_writing() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f.txt");
+        std::fs::write(&file, "x").unwrap();
+        assert!(check_writable(&dir.path().join("new.svg")).is_ok());
+        assert!(check_writable(&file).is_ok());
+        let err = check_writable(&dir.path().join("missing/x.svg"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("does not exist"), "{err}");
+        let err = check_writable(&file.join("x.svg")).unwrap_err().to_string();
+        assert!(err.contains("is not a folder"), "{err}");
+        let err = check_writable(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("is a folder"), "{err}");
+        // Folders: existing, or creatable below an existing folder, not below a file.
+        assert!(check_dir_writable(dir.path()).is_ok());
+        assert!(check_dir_writable(&dir.path().join("a/b/c")).is_ok());
+        let err = check_dir_writable(&file.join("a")).unwrap_err().to_string();
+        assert!(err.contains("is not a folder"), "{err}");
+        // The probe files are gone.
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(left.len(), 1);
+    }
+}

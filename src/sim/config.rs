@@ -320,19 +320,21 @@ impl SimParams {
                 "must be at least 2 and at most measure_cycles",
             ));
         }
-        if p.timeline_window > 0 {
-            // Cannot overflow: each term is at most MAX_CYCLES.
-            let run = p.warmup_cycles + p.measure_cycles + p.drain_cycles;
-            if run / p.timeline_window > MAX_TIMELINE_WINDOWS {
-                return Err(Error::field(
-                    "simulation.timeline_window",
-                    format!(
-                        "a run of up to {run} cycles in windows of {} cycles gives more than \
-                         {MAX_TIMELINE_WINDOWS} windows; use a longer window",
-                        p.timeline_window
-                    ),
-                ));
-            }
+        // Cannot overflow: each term is at most MAX_CYCLES.
+        let run = p.warmup_cycles + p.measure_cycles + p.drain_cycles;
+        // (A zero window is the timeline turned off.)
+        if run
+            .checked_div(p.timeline_window)
+            .is_some_and(|windows| windows > MAX_TIMELINE_WINDOWS)
+        {
+            return Err(Error::field(
+                "simulation.timeline_window",
+                format!(
+                    "a run of up to {run} cycles in windows of {} cycles gives more than \
+                     {MAX_TIMELINE_WINDOWS} windows; use a longer window",
+                    p.timeline_window
+                ),
+            ));
         }
         if p.freeze_after_pretrain && p.pretrain_runs == 0 {
             return Err(Error::field(
@@ -366,5 +368,115 @@ impl SimParams {
             )),
             _ => Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error(config: SimConfig) -> String {
+        config.resolve().unwrap_err().to_string()
+    }
+
+    #[test]
+    fn cycle_counts_are_bounded_so_their_sums_fit() {
+        // u64::MAX used to wrap `warmup + measure` and end the run with no measurement.
+        let err = error(SimConfig {
+            measure_cycles: Some(u64::MAX),
+            ..SimConfig::default()
+        });
+        assert!(
+            err.starts_with("simulation.measure_cycles: at most"),
+            "{err}"
+        );
+        let err = error(SimConfig {
+            warmup_cycles: Some(u64::MAX - 1_000),
+            ..SimConfig::default()
+        });
+        assert!(
+            err.starts_with("simulation.warmup_cycles: at most"),
+            "{err}"
+        );
+        let p = SimConfig {
+            warmup_cycles: Some(MAX_CYCLES),
+            measure_cycles: Some(MAX_CYCLES),
+            drain_cycles: Some(MAX_CYCLES),
+            deadlock_cycles: Some(MAX_CYCLES),
+            ..SimConfig::default()
+        }
+        .resolve()
+        .unwrap();
+        // The largest accepted values still add up exactly.
+        let total = p.warmup_cycles.checked_add(p.measure_cycles);
+        assert!(total.and_then(|t| t.checked_add(p.drain_cycles)).is_some());
+    }
+
+    #[test]
+    fn sizes_and_delays_are_bounded() {
+        let cases = [
+            (
+                SimConfig {
+                    vc_depth: Some(u32::MAX),
+                    ..SimConfig::default()
+                },
+                "simulation.vc_depth: at most 65536 flits",
+            ),
+            (
+                SimConfig {
+                    st_delay: Some(u32::MAX),
+                    credit_delay: Some(u32::MAX),
+                    ..SimConfig::default()
+                },
+                "simulation.st_delay: at most 65536 cycles",
+            ),
+            (
+                SimConfig {
+                    batches: Some(usize::MAX),
+                    measure_cycles: Some(MAX_CYCLES),
+                    ..SimConfig::default()
+                },
+                "simulation.batches: at most 1000 (got",
+            ),
+            (
+                SimConfig {
+                    max_queued_packets: Some(u64::MAX),
+                    ..SimConfig::default()
+                },
+                "simulation.max_queued_packets: at most",
+            ),
+            (
+                SimConfig {
+                    alloc_iters: Some(1_000),
+                    ..SimConfig::default()
+                },
+                "simulation.alloc_iters: at most 64 (got 1000)",
+            ),
+            (
+                SimConfig {
+                    timeline_window: Some(1),
+                    measure_cycles: Some(MAX_CYCLES),
+                    ..SimConfig::default()
+                },
+                "simulation.timeline_window: a run of up to",
+            ),
+        ];
+        for (config, want) in cases {
+            let err = error(config);
+            assert!(err.starts_with(want), "{err}");
+        }
+    }
+
+    #[test]
+    fn a_zero_drain_is_refused_with_the_reason() {
+        let err = error(SimConfig {
+            drain_cycles: Some(0),
+            ..SimConfig::default()
+        });
+        assert!(
+            err.starts_with("simulation.drain_cycles: must be at least 1"),
+            "{err}"
+        );
+        assert!(err.contains("saturated"), "{err}");
     }
 }

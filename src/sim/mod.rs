@@ -320,3 +320,30 @@ impl SweepSummary {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::TopologyConfig;
+
+    #[test]
+    fn runs_larger_than_the_memory_are_refused() {
+        let topo = TopologyConfig::parse_spec("mesh:4x4")
+            .unwrap()
+            .build(std::path::Path::new("."), 1)
+            .unwrap();
+        let params = SimConfig::default().resolve().unwrap();
+        // 16 routers x 5 ports + 16 terminals = 96 ports, 4 VCs of 8 flits each.
+        let one = engine_bytes(&topo, &params);
+        assert_eq!(one, 96 * 4 * (64 + 64) + 96 * 64 + 16 * 256);
+        assert!(check_memory(&topo, &params, 2, 2 * one).is_ok());
+        let err = check_memory(&topo, &params, 3, 2 * one)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("simulation.vc_depth: a load point on mesh:4x4"),
+            "{err}"
+        );
+        assert!(err.contains("3 run at once"), "{err}");
+    }
+}

@@ -597,4 +597,25 @@ mod tests {
         assert!(msg("dragonfly:p=4,arrangement=zigzag").starts_with("arrangement: unknown"));
         assert!(msg("exanest:R=2,N=4,M=2,genome=5/-1").starts_with("genome[2]: gene 2 = -1"));
     }
+
+    #[test]
+    fn sizes_are_checked_before_building() {
+        let build = |s: &str| {
+            TopologyConfig::parse_spec(s)
+                .and_then(|c| c.build(Path::new("."), 1))
+                .map(|t| t.num_terminals())
+        };
+        let msg = |s: &str| build(s).unwrap_err().to_string();
+        // 2^32 x 2^32 wrapped to 0 routers before; now the product is checked.
+        assert!(msg("mesh:4294967296x4294967296").starts_with("dims: the topology would have"));
+        assert!(msg("dragonfly:p=4611686018427387904").starts_with("p: 4611686018427387904 is"));
+        assert!(msg("dragonfly:p=8,h=100000").starts_with("h: 100000 is more than"));
+        assert!(msg("dragonfly:p=60,a=5000,h=5000").starts_with("g: the topology would have"));
+        assert!(msg("exanest:R=2,N=4611686018427387904,M=4,genome=5/17/8/22").starts_with("m: "));
+        assert!(msg("jellyfish:routers=100000,degree=2000").starts_with("degree: the topology"));
+        assert!(msg("ring:8,c=1000000").starts_with("concentration: 1000000 terminals"));
+        assert!(msg("torus:4x4,local_latency=100000").starts_with("local_latency: at most 65536"));
+        // The 114,582-node dragonfly of the issue is inside the limits.
+        assert_eq!(build("dragonfly:p=13").unwrap(), 114_582);
+    }
 }
