@@ -73,12 +73,25 @@ impl Default for MetricsConfig {
     }
 }
 
+/// Most partitioner restarts (`metrics.bisection_restarts`).
+pub const MAX_BISECTION_RESTARTS: usize = 10_000;
+
 impl MetricsConfig {
     pub fn options(&self, seed: u64) -> Result<MetricsOptions> {
         if self.bisection_restarts == 0 {
             return Err(Error::field(
                 "metrics.bisection_restarts",
                 "must be at least 1",
+            ));
+        }
+        // Each restart is a whole partitioner run: past this the command would seem to hang.
+        if self.bisection_restarts > MAX_BISECTION_RESTARTS {
+            return Err(Error::field(
+                "metrics.bisection_restarts",
+                format!(
+                    "at most {MAX_BISECTION_RESTARTS} (got {})",
+                    self.bisection_restarts
+                ),
             ));
         }
         Ok(MetricsOptions {
@@ -196,5 +209,15 @@ mod tests {
         let p = parse_problem("[topology]\nkind = \"torus\"\ndims = [4, 4]\n").unwrap();
         assert_eq!(p.seed, 1);
         assert_eq!(p.metrics, MetricsConfig::default());
+    }
+
+    #[test]
+    fn bisection_restarts_are_bounded() {
+        let p = parse_problem("[metrics]\nbisection_restarts = 18446744073709551615\n").unwrap();
+        let err = p.metrics.options(1).unwrap_err().to_string();
+        assert!(
+            err.starts_with("metrics.bisection_restarts: at most 10000"),
+            "{err}"
+        );
     }
 }

@@ -93,7 +93,16 @@ fn bad_files_name_the_file_and_line() {
         ),
         ("1,3\n2,1,3\n", "line 2: 3 values, but --ref has 2"),
         ("1,3\n2,\n", "line 2, column 2: empty value"),
-        ("f1,f2,f3\n1,2\n", "line 1: 3 names, but --ref has 2"),
+        // A header may name more columns than --ref (the first ones are the objectives),
+        // but every row must then have them all.
+        (
+            "f1,f2,f3\n1,2\n",
+            "line 2: 2 values, but the header has 3 names",
+        ),
+        (
+            "f1,f2\n1,\"2\n",
+            "line 2: a quoted cell is not closed on its line",
+        ),
         // A header is only allowed first.
         ("1,3\nf1,f2\n", "line 2, column 1: `f1` is not a number"),
         ("", "no points"),
@@ -127,4 +136,117 @@ fn bad_reference_and_missing_file() {
     assert!(line.contains("line 1: 2 names, but --ref has 3"), "{line}");
     let line = error_line(&["hypervolume", "no/such/file.csv", "--ref", "1,1"]);
     assert!(line.contains("no/such/file.csv"), "{line}");
+}
+
+/// A tiny search, then `hypervolume` on the `front.csv` it wrote (objectives, then the genome
+/// column): the same value as the search's own `front.json`. The reference point is far enough
+/// that after two generations the front dominates part of it (ZDT1's own 1.1 would give 0).
+#[test]
+fn reads_the_front_csv_that_search_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let problem = dir.path().join("zdt1.toml");
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/problems/zdt1.toml"))
+        .unwrap()
+        .replace(
+            "reference_point = [1.1, 1.1]",
+            "reference_point = [10.0, 10.0]",
+        )
+        .replace("population = 100", "population = 20");
+    std::fs::write(&problem, text).unwrap();
+    let out_dir = dir.path().join("out");
+    let out = fabricopt(&[
+        "search",
+        problem.to_str().unwrap(),
+        "--generations",
+        "2",
+        "--runs",
+        "1",
+        "--quiet",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run = out_dir.join("nsga2-run0");
+    let front: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("front.json")).unwrap()).unwrap();
+    let reported = front["hypervolume"].as_f64().unwrap();
+    assert!(
+        reported > 0.0,
+        "a meaningful comparison needs a positive volume"
+    );
+    let reference: Vec<String> = front["reference_point"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.to_string())
+        .collect();
+    let reference = reference.join(",");
+    let csv = run.join("front.csv");
+    let csv = csv.to_str().unwrap();
+    assert!(
+        std::fs::read_to_string(csv)
+            .unwrap()
+            .starts_with("f1,f2,genome\n"),
+        "the test is about a front.csv with a genome column"
+    );
+    let printed: f64 = stdout(&["hypervolume", csv, "--reference", &reference])
+        .trim()
+        .parse()
+        .unwrap();
+    assert_eq!(printed, reported);
+    // Columns chosen by name, in any order, give the same volume (the reference is square).
+    let v = json(&[
+        "hypervolume",
+        csv,
+        "--ref",
+        &reference,
+        "--columns",
+        "f2,f1",
+        "--json",
+    ]);
+    assert_eq!(v["hypervolume"].as_f64().unwrap(), reported);
+    assert_eq!(v["columns"], serde_json::json!(["f2", "f1"]));
+    let line = error_line(&[
+        "hypervolume",
+        csv,
+        "--ref",
+        &reference,
+        "--columns",
+        "f1,genome",
+    ]);
+    assert!(line.contains("column 3: `"), "{line}");
+    let line = error_line(&[
+        "hypervolume",
+        csv,
+        "--ref",
+        &reference,
+        "--columns",
+        "f1,f9",
+    ]);
+    assert!(
+        line.contains("no column `f9` for --columns (the columns are f1, f2, genome)"),
+        "{line}"
+    );
+}
+
+/// Natural-sign fronts with maximised objectives: `--maximise` negates the column and its
+/// reference value, so maximising b above 0 is minimising -b below 0.
+#[test]
+fn maximised_columns_and_quoted_cells() {
+    let (_dir, path) = csv("a,b,genome\n1,3,\"x, y\"\n2,1,\"say \"\"hi\"\"\"\n");
+    let p = path.to_str().unwrap();
+    // Minimise a below 4, maximise b above 0: boxes [1,4]x[0,3] and [2,4]x[0,1] cover 9.
+    assert_eq!(
+        stdout(&["hypervolume", p, "--ref", "4,0", "--maximise", "b"]),
+        "9\n"
+    );
+    let line = error_line(&["hypervolume", p, "--ref", "4,0", "--maximise", "c"]);
+    assert!(
+        line.contains("--maximise: `c` is not an objective column"),
+        "{line}"
+    );
 }

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use anyhow::Result;
+use anyhow::{Result, bail};
 use clap::Args;
 use serde::Serialize;
 
@@ -29,7 +29,7 @@ pub struct BenchArgs {
     /// Print one JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
-    /// Timed repetitions per case (the median is reported).
+    /// Timed repetitions per case, at least 1 (the median is reported).
     #[arg(long, default_value_t = 3)]
     pub repeat: usize,
     /// Run only the cases whose name contains this text.
@@ -75,10 +75,13 @@ pub fn warmed_engine(setup: &Setup) -> Engine<'_> {
 
 /// Runs one case: warm-up untimed, then `measure_cycles` timed; the median of `repeat` runs.
 pub fn run_case(name: &str, text: &str, repeat: usize) -> Result<CaseResult> {
+    if repeat == 0 {
+        bail!("repeat: must be at least 1 (the median of no run is undefined)");
+    }
     let setup = case_setup(name, text)?;
     let cycles = setup.params.measure_cycles;
     let mut samples = Vec::with_capacity(repeat);
-    for _ in 0..repeat.max(1) {
+    for _ in 0..repeat {
         let mut engine = warmed_engine(&setup);
         let hops_before = engine.counters.flit_hops;
         let start = Instant::now();
@@ -103,21 +106,36 @@ pub fn run_case(name: &str, text: &str, repeat: usize) -> Result<CaseResult> {
 }
 
 pub fn run(args: &BenchArgs) -> Result<()> {
+    if args.repeat == 0 {
+        bail!("--repeat: must be at least 1 (got 0)");
+    }
+    let selected: Vec<&(&str, &str)> = CASES
+        .iter()
+        .filter(|(name, _)| args.only.as_deref().is_none_or(|o| name.contains(o)))
+        .collect();
+    if selected.is_empty() {
+        let names: Vec<&str> = CASES.iter().map(|(name, _)| *name).collect();
+        bail!(
+            "--only: no case name contains `{}` (the cases are {})",
+            args.only.as_deref().unwrap_or_default(),
+            names.join(", ")
+        );
+    }
+    let mut out = std::io::stdout().lock();
     let mut cases = Vec::new();
-    for (name, text) in CASES {
-        if args.only.as_deref().is_some_and(|o| !name.contains(o)) {
-            continue;
-        }
+    for (name, text) in selected {
         let r = run_case(name, text, args.repeat)?;
         if !args.json {
-            eprintln!(
+            // One row per case as soon as it is measured (the cases take seconds each).
+            writeln!(
+                out,
                 "{:<32} {:>12.0} cycles/s {:>14.0} flit-hops/s  (median of {}, {} cycles each)",
                 r.name, r.cycles_per_s, r.flit_hops_per_s, r.repeats, r.cycles
-            );
+            )?;
+            out.flush()?;
         }
         cases.push(r);
     }
-    let mut out = std::io::stdout().lock();
     if args.json {
         serde_json::to_writer_pretty(&mut out, &Report { cases })?;
         writeln!(out)?;

@@ -9,6 +9,7 @@ mod search_exanest;
 pub mod simulate;
 mod topo;
 
+use std::path::Path;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -53,11 +54,40 @@ pub fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        // The reader of our standard output went away (`fabricopt topo ... | head -1`): stop
+        // quietly and successfully, as ripgrep does, so that `set -o pipefail` scripts do not
+        // fail because a reader had enough (docs/reliability.md, "Exit codes").
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {}", one_line(&format!("{e:#}")));
             ExitCode::FAILURE
         }
     }
+}
+
+/// Whether the error comes from writing to a closed pipe (directly, or inside serde_json).
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|cause| {
+        let kind = cause
+            .downcast_ref::<std::io::Error>()
+            .map(std::io::Error::kind)
+            .or_else(|| {
+                cause
+                    .downcast_ref::<serde_json::Error>()
+                    .and_then(serde_json::Error::io_error_kind)
+            });
+        kind == Some(std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// Checks an output file option before the work that produces it (`--plot FILE`, ...).
+pub(crate) fn check_output_file(option: &str, path: &Path) -> anyhow::Result<()> {
+    crate::export::check_writable(path).map_err(|e| anyhow::anyhow!("{option}: {e}"))
+}
+
+/// Checks an output folder option (`--out DIR`, created when missing) before the work.
+pub(crate) fn check_output_dir(option: &str, dir: &Path) -> anyhow::Result<()> {
+    crate::export::check_dir_writable(dir).map_err(|e| anyhow::anyhow!("{option}: {e}"))
 }
 
 fn one_line(message: &str) -> String {

@@ -68,6 +68,9 @@ pub fn run(args: &RoutesArgs) -> Result<()> {
 }
 
 fn export(args: &ExportArgs) -> Result<()> {
+    if let Some(output) = &args.output {
+        super::check_output_file("--output", output)?;
+    }
     let loaded = LoadedProblem::read(&args.problem)?;
     let topo = loaded.build_topology()?;
     let (table, meta) = match &args.table {

@@ -189,6 +189,7 @@ pub fn run_evolve(args: &EvolveArgs) -> Result<()> {
         .out
         .clone()
         .unwrap_or_else(|| Path::new("populations").join(format!("{name}-evolve")));
+    super::check_output_dir("--out", &out_dir)?;
     let settings = RunSettings {
         algorithm: Algorithm::Ga,
         population: cfg.population,

@@ -179,11 +179,13 @@ pub fn context<P: SearchProblem>(
         path.file_stem()
             .map_or("search".into(), |s| s.to_string_lossy().into_owned())
     });
+    let out_dir = args
+        .out
+        .clone()
+        .unwrap_or_else(|| Path::new("populations").join(&name));
+    super::check_output_dir("--out", &out_dir)?;
     Ok(Context {
-        out_dir: args
-            .out
-            .clone()
-            .unwrap_or_else(|| Path::new("populations").join(&name)),
+        out_dir,
         name,
         seed: loaded.problem.seed,
         runs: config.runs,
@@ -412,6 +414,9 @@ pub fn report<P: SearchProblem>(
 }
 
 pub fn run(args: &SearchArgs) -> Result<()> {
+    if let Some(plot) = &args.plot {
+        super::check_output_file("--plot", plot)?;
+    }
     let (loaded, config) = load(args)?;
     let path = loaded.path.clone();
     match config.problem {

@@ -124,6 +124,7 @@ fn replot(args: &SimulateArgs, paths: &[PathBuf]) -> Result<()> {
     if args.plot.is_none() && args.timeline_plot.is_none() {
         bail!("--from-json: give --plot and/or --timeline-plot");
     }
+    check_outputs(args)?;
     if let Some(p) = &args.plot {
         latency_plot(p, &title, &curves, None)?;
     }
@@ -386,7 +387,7 @@ fn run_compare(
 ) -> Result<()> {
     let factor = scale.map_or(1.0, |s| s.reference);
     let load_factor = scale.map_or(1.0, |s| s.load_reference);
-    let mut results = Vec::new();
+    let mut routings = Vec::new();
     for entry in &args.compare {
         let mut cfg = match entry.strip_prefix("table:") {
             Some(file) => crate::routing::RoutingConfig {
@@ -405,6 +406,13 @@ fn run_compare(
         cfg.apply_preset(&setup.params.preset, &setup.topo);
         let routing = build_routing(&cfg, &setup.topo, setup.params.num_vcs)
             .with_context(|| format!("--compare {entry}"))?;
+        routings.push((entry, routing));
+    }
+    let all: Vec<&dyn crate::routing::RoutingFunction> =
+        routings.iter().map(|(_, r)| r.as_ref()).collect();
+    check_pretrain(args, setup, &all)?;
+    let mut results = Vec::new();
+    for (entry, routing) in &routings {
         let points = sim::sweep(
             &setup.topo,
             routing.as_ref(),
@@ -414,7 +422,7 @@ fn run_compare(
             loads,
             &|| {},
         )?;
-        results.push((entry.clone(), points));
+        results.push(((*entry).clone(), points));
     }
     if let Some(path) = &args.plot {
         let curves: Vec<(&str, &[LoadPoint])> = results
@@ -544,6 +552,48 @@ fn status_text(p: &LoadPoint) -> String {
     }
 }
 
+/// Every output file option, checked before the work that produces it.
+fn check_outputs(args: &SimulateArgs) -> Result<()> {
+    if let Some(p) = &args.plot {
+        super::check_output_file("--plot", p)?;
+    }
+    if let Some(p) = &args.timeline_plot {
+        super::check_output_file("--timeline-plot", p)?;
+    }
+    Ok(())
+}
+
+/// Pre-training repeats the whole run so that a learned routing can go on from what it
+/// learned; for routings that do not learn it only repeats the same simulation, so asking
+/// for it is a mistake (at least one of the simulated routings must learn).
+fn check_pretrain(
+    args: &SimulateArgs,
+    setup: &Setup,
+    routings: &[&dyn crate::routing::RoutingFunction],
+) -> Result<()> {
+    if setup.params.pretrain_runs == 0
+        || routings
+            .iter()
+            .any(|r| r.learning_session(setup.seed).is_some())
+    {
+        return Ok(());
+    }
+    let names: Vec<String> = routings.iter().map(|r| r.name()).collect();
+    let option = if args.pretrain.is_some() {
+        "--pretrain".to_string()
+    } else {
+        format!(
+            "{}: simulation.pretrain_runs",
+            args.problem.as_deref().unwrap_or(Path::new("")).display()
+        )
+    };
+    bail!(
+        "{option}: routing {} does not learn, so pre-training runs would only repeat the same \
+         simulation; use a learned routing (q_routing, q_adaptive, dqn) or drop it",
+        names.join(", ")
+    )
+}
+
 /// A deadlock makes `simulate` fail (after its output) unless `--allow-deadlock`.
 fn deadlock_exit(args: &SimulateArgs, count: usize, what: &str) -> Result<()> {
     if count > 0 && !args.allow_deadlock {
@@ -634,6 +684,7 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
     let Some(problem) = &args.problem else {
         bail!("simulate: a PROBLEM file is required");
     };
+    check_outputs(args)?;
     let mut setup = Setup::load(problem, args.seed)?;
     if let Some(w) = args.timeline {
         if w == 0 {
@@ -656,8 +707,23 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
         }
         setup.params.measure_cycles = m;
     }
+    // The overrides are held to the file's limits (they feed the same cycle arithmetic).
+    setup
+        .params
+        .validate()
+        .map_err(|e| anyhow::anyhow!("{} (as set on the command line)", e.in_file(problem)))?;
     if args.timeline_plot.is_some() && setup.params.timeline_window == 0 {
         bail!("--timeline-plot: needs --timeline CYCLES (or simulation.timeline_window)");
+    }
+    // Before the bound (an LP that can take a while on a large topology) and the sweep.
+    if let Some(memory) = sim::machine_memory() {
+        let points = match &args.sweep {
+            Some(s) => parse_sweep(s)?.len(),
+            None => 1,
+        };
+        let at_once = points.min(rayon::current_num_threads());
+        sim::check_memory(&setup.topo, &setup.params, at_once, memory)
+            .map_err(|e| e.in_file(problem))?;
     }
     if args.no_bound && args.normalise == Some(Normalise::Bound) {
         bail!("--normalise bound: needs the bound, which --no-bound turns off");
@@ -716,6 +782,7 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
     if !args.compare.is_empty() {
         return run_compare(args, &setup, &loads, scale);
     }
+    check_pretrain(args, &setup, &[setup.routing.as_ref()])?;
     let bound_throughput = bound.as_ref().and_then(|b| b.throughput);
     let bar = ProgressBar::new(loads.len() as u64);
     bar.set_style(

@@ -43,6 +43,9 @@ pub enum ExportFormat {
 }
 
 pub fn run(args: &TopoArgs) -> Result<()> {
+    if let (Some(output), Some(_)) = (&args.output, args.export) {
+        super::check_output_file("--output", output)?;
+    }
     let (topo, mut opts) = load(&args.topology, args.seed)?;
     if let Some(format) = args.export {
         let output = args.output.as_deref().expect("clap requires --output");

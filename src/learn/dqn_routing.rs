@@ -243,8 +243,12 @@ impl DqnRouting {
             ));
         }
         config.agent.validate("routing.dqn.agent")?;
-        if config.ack_flits == 0 {
-            return Err(Error::field("routing.dqn.ack_flits", "must be at least 1"));
+        let max_flits = crate::traffic::MAX_PACKET_FLITS;
+        if config.ack_flits == 0 || config.ack_flits > max_flits {
+            return Err(Error::field(
+                "routing.dqn.ack_flits",
+                format!("must be 1 to {max_flits} flits (got {})", config.ack_flits),
+            ));
         }
         if config.max_packet_flits == 0 {
             return Err(Error::field(

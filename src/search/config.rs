@@ -240,9 +240,10 @@ pub fn generations_budget(field: &str, population: usize, generations: usize) ->
 /// populations of `genome_bytes` each are alive at once (parents, children, archive). Skipped
 /// where the total memory cannot be read.
 pub fn check_population_memory(field: &str, population: usize, genome_bytes: usize) -> Result<()> {
-    let Some(total) = total_memory_bytes() else {
+    let Some(total) = crate::sim::machine_memory() else {
         return Ok(());
     };
+    let total = usize::try_from(total).unwrap_or(usize::MAX);
     // Per individual: the genome plus its evaluation and vector headers.
     let per_individual = genome_bytes.saturating_add(128);
     let needed = population.saturating_mul(per_individual).saturating_mul(3);
@@ -259,14 +260,6 @@ pub fn check_population_memory(field: &str, population: usize, genome_bytes: usi
         ));
     }
     Ok(())
-}
-
-/// `MemTotal` of /proc/meminfo, where there is one.
-fn total_memory_bytes() -> Option<usize> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
-    let kib: usize = line.split_whitespace().nth(1)?.parse().ok()?;
-    kib.checked_mul(1024)
 }
 
 fn default_population() -> usize {

@@ -174,6 +174,38 @@ impl SimConfig {
             freeze_after_pretrain: self.freeze_after_pretrain.unwrap_or(false),
             timeline_window: self.timeline_window.unwrap_or(0),
         };
+        p.validate()?;
+        Ok(p)
+    }
+}
+
+/// Most cycles of any phase (`warmup_cycles`, `measure_cycles`, `drain_cycles`) and of
+/// `deadlock_cycles` and `timeline_window`: 10^12 cycles (days of simulation even for a tiny
+/// network), so that every sum of them and of the cycle clock fits in 64 bits with room to
+/// spare.
+pub const MAX_CYCLES: u64 = 1_000_000_000_000;
+/// Most cycles of any pipeline delay. The engine's event wheel spans the longest delay plus
+/// the longest link (`topology::model::MAX_LATENCY`, the same bound), so both are bounded to
+/// keep it small and its 32-bit sums exact.
+pub const MAX_DELAY: u32 = 1 << 16;
+/// Most flits per VC buffer.
+pub const MAX_VC_DEPTH: u32 = 1 << 16;
+/// Most confidence-interval batches.
+pub const MAX_BATCHES: usize = 1_000;
+/// Most timeline windows a run may produce (`timeline_window` against the run's length).
+pub const MAX_TIMELINE_WINDOWS: u64 = 1_000_000;
+/// Most packets in source queues: packet slots are numbered in 32 bits.
+pub const MAX_QUEUED_PACKETS: u64 = 100_000_000;
+/// Most switch allocator iterations and input speedup (beyond the 64 VCs of a port they
+/// change nothing).
+pub const MAX_ITERS: u32 = 64;
+
+impl SimParams {
+    /// Checks every field against its range (docs/formats.md, `[simulation]`); `resolve` calls
+    /// it, and so must anything that overrides a field afterwards (the command line's
+    /// `--warmup`, `--measure`, ...).
+    pub fn validate(&self) -> Result<()> {
+        let p = self;
         let positive = [
             ("num_vcs", p.num_vcs as u64),
             ("vc_depth", u64::from(p.vc_depth)),
@@ -182,6 +214,7 @@ impl SimConfig {
             ("measure_cycles", p.measure_cycles),
             ("batches", p.batches as u64),
             ("deadlock_cycles", p.deadlock_cycles),
+            ("max_queued_packets", p.max_queued_packets),
         ];
         for (name, v) in positive {
             if v == 0 {
@@ -191,16 +224,116 @@ impl SimConfig {
                 ));
             }
         }
-        if p.num_vcs > 64 {
+        if p.drain_cycles == 0 {
             return Err(Error::field(
-                "simulation.num_vcs",
-                "at most 64 VCs per channel",
+                "simulation.drain_cycles",
+                "must be at least 1: packets created in the last cycles of the measurement are \
+                 still in flight when it ends, and without a drain every such load point would \
+                 stop as saturated with their latencies left out (docs/simulator.md)",
             ));
         }
-        if p.batches > p.measure_cycles as usize || p.batches < 2 {
+        let at_most = [
+            (
+                "num_vcs",
+                p.num_vcs as u64,
+                64,
+                "VCs per channel (a 64-bit mask)",
+            ),
+            (
+                "vc_depth",
+                u64::from(p.vc_depth),
+                u64::from(MAX_VC_DEPTH),
+                "flits",
+            ),
+            (
+                "routing_delay",
+                u64::from(p.routing_delay),
+                u64::from(MAX_DELAY),
+                "cycles",
+            ),
+            (
+                "vc_alloc_delay",
+                u64::from(p.vc_alloc_delay),
+                u64::from(MAX_DELAY),
+                "cycles",
+            ),
+            (
+                "sw_alloc_delay",
+                u64::from(p.sw_alloc_delay),
+                u64::from(MAX_DELAY),
+                "cycles",
+            ),
+            (
+                "st_delay",
+                u64::from(p.st_delay),
+                u64::from(MAX_DELAY),
+                "cycles",
+            ),
+            (
+                "credit_delay",
+                u64::from(p.credit_delay),
+                u64::from(MAX_DELAY),
+                "cycles",
+            ),
+            (
+                "injection_delay",
+                u64::from(p.injection_delay),
+                u64::from(MAX_DELAY),
+                "cycles",
+            ),
+            (
+                "input_speedup",
+                u64::from(p.input_speedup),
+                u64::from(MAX_ITERS),
+                "",
+            ),
+            (
+                "alloc_iters",
+                u64::from(p.alloc_iters),
+                u64::from(MAX_ITERS),
+                "",
+            ),
+            ("warmup_cycles", p.warmup_cycles, MAX_CYCLES, "cycles"),
+            ("measure_cycles", p.measure_cycles, MAX_CYCLES, "cycles"),
+            ("drain_cycles", p.drain_cycles, MAX_CYCLES, "cycles"),
+            ("deadlock_cycles", p.deadlock_cycles, MAX_CYCLES, "cycles"),
+            ("timeline_window", p.timeline_window, MAX_CYCLES, "cycles"),
+            ("batches", p.batches as u64, MAX_BATCHES as u64, ""),
+            (
+                "max_queued_packets",
+                p.max_queued_packets,
+                MAX_QUEUED_PACKETS,
+                "packets",
+            ),
+        ];
+        for (name, v, max, unit) in at_most {
+            if v > max {
+                return Err(Error::field(
+                    format!("simulation.{name}"),
+                    format!("at most {max} {unit} (got {v})").replace("  (", " ("),
+                ));
+            }
+        }
+        if p.batches as u64 > p.measure_cycles || p.batches < 2 {
             return Err(Error::field(
                 "simulation.batches",
                 "must be at least 2 and at most measure_cycles",
+            ));
+        }
+        // Cannot overflow: each term is at most MAX_CYCLES.
+        let run = p.warmup_cycles + p.measure_cycles + p.drain_cycles;
+        // (A zero window is the timeline turned off.)
+        if run
+            .checked_div(p.timeline_window)
+            .is_some_and(|windows| windows > MAX_TIMELINE_WINDOWS)
+        {
+            return Err(Error::field(
+                "simulation.timeline_window",
+                format!(
+                    "a run of up to {run} cycles in windows of {} cycles gives more than \
+                     {MAX_TIMELINE_WINDOWS} windows; use a longer window",
+                    p.timeline_window
+                ),
             ));
         }
         if p.freeze_after_pretrain && p.pretrain_runs == 0 {
@@ -212,11 +345,9 @@ impl SimConfig {
         if p.latency_limit.is_nan() || p.latency_limit <= 0.0 {
             return Err(Error::field("simulation.latency_limit", "must be positive"));
         }
-        Ok(p)
+        Ok(())
     }
-}
 
-impl SimParams {
     /// Checks the parameters against the traffic they will carry: under virtual cut-through a
     /// packet longer than a VC buffer could never be granted a VC (it would wait forever).
     pub fn check_traffic(&self, traffic: &crate::traffic::Traffic) -> Result<()> {
@@ -237,5 +368,115 @@ impl SimParams {
             )),
             _ => Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error(config: SimConfig) -> String {
+        config.resolve().unwrap_err().to_string()
+    }
+
+    #[test]
+    fn cycle_counts_are_bounded_so_their_sums_fit() {
+        // u64::MAX used to wrap `warmup + measure` and end the run with no measurement.
+        let err = error(SimConfig {
+            measure_cycles: Some(u64::MAX),
+            ..SimConfig::default()
+        });
+        assert!(
+            err.starts_with("simulation.measure_cycles: at most"),
+            "{err}"
+        );
+        let err = error(SimConfig {
+            warmup_cycles: Some(u64::MAX - 1_000),
+            ..SimConfig::default()
+        });
+        assert!(
+            err.starts_with("simulation.warmup_cycles: at most"),
+            "{err}"
+        );
+        let p = SimConfig {
+            warmup_cycles: Some(MAX_CYCLES),
+            measure_cycles: Some(MAX_CYCLES),
+            drain_cycles: Some(MAX_CYCLES),
+            deadlock_cycles: Some(MAX_CYCLES),
+            ..SimConfig::default()
+        }
+        .resolve()
+        .unwrap();
+        // The largest accepted values still add up exactly.
+        let total = p.warmup_cycles.checked_add(p.measure_cycles);
+        assert!(total.and_then(|t| t.checked_add(p.drain_cycles)).is_some());
+    }
+
+    #[test]
+    fn sizes_and_delays_are_bounded() {
+        let cases = [
+            (
+                SimConfig {
+                    vc_depth: Some(u32::MAX),
+                    ..SimConfig::default()
+                },
+                "simulation.vc_depth: at most 65536 flits",
+            ),
+            (
+                SimConfig {
+                    st_delay: Some(u32::MAX),
+                    credit_delay: Some(u32::MAX),
+                    ..SimConfig::default()
+                },
+                "simulation.st_delay: at most 65536 cycles",
+            ),
+            (
+                SimConfig {
+                    batches: Some(usize::MAX),
+                    measure_cycles: Some(MAX_CYCLES),
+                    ..SimConfig::default()
+                },
+                "simulation.batches: at most 1000 (got",
+            ),
+            (
+                SimConfig {
+                    max_queued_packets: Some(u64::MAX),
+                    ..SimConfig::default()
+                },
+                "simulation.max_queued_packets: at most",
+            ),
+            (
+                SimConfig {
+                    alloc_iters: Some(1_000),
+                    ..SimConfig::default()
+                },
+                "simulation.alloc_iters: at most 64 (got 1000)",
+            ),
+            (
+                SimConfig {
+                    timeline_window: Some(1),
+                    measure_cycles: Some(MAX_CYCLES),
+                    ..SimConfig::default()
+                },
+                "simulation.timeline_window: a run of up to",
+            ),
+        ];
+        for (config, want) in cases {
+            let err = error(config);
+            assert!(err.starts_with(want), "{err}");
+        }
+    }
+
+    #[test]
+    fn a_zero_drain_is_refused_with_the_reason() {
+        let err = error(SimConfig {
+            drain_cycles: Some(0),
+            ..SimConfig::default()
+        });
+        assert!(
+            err.starts_with("simulation.drain_cycles: must be at least 1"),
+            "{err}"
+        );
+        assert!(err.contains("saturated"), "{err}");
     }
 }

@@ -216,6 +216,57 @@ pub fn sweep(
         .collect())
 }
 
+/// Bytes one engine needs at least for `topo` under `params`: per input VC its record, its
+/// output VC, route candidate and buffer (8 bytes a flit, in blocks of 4), plus per-port and
+/// per-terminal state. Packets in flight and queued come on top; this is the part that is
+/// allocated up front and cannot shrink.
+pub fn engine_bytes(topo: &Topology, params: &SimParams) -> u128 {
+    let router_ports: u128 = topo.routers.iter().map(|r| r.ports.len() as u128).sum();
+    let terminals = topo.num_terminals() as u128;
+    let ports = router_ports + terminals;
+    let vcs = ports * params.num_vcs as u128;
+    let depth = u128::from(params.vc_depth).div_ceil(4) * 4;
+    vcs * (64 + 8 * depth) + ports * 64 + terminals * 256
+}
+
+/// The machine's physical memory in bytes (Linux `/proc/meminfo`; None elsewhere).
+pub fn machine_memory() -> Option<u128> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u128 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// Refuses a simulation whose `concurrent` engines (load points run in parallel) would need
+/// more than `memory` bytes (the machine's, see [`machine_memory`]) for their buffers alone,
+/// before any is built: otherwise the run dies of an allocation failure, or swaps for hours.
+pub fn check_memory(
+    topo: &Topology,
+    params: &SimParams,
+    concurrent: usize,
+    memory: u128,
+) -> Result<()> {
+    let one = engine_bytes(topo, params);
+    let all = one * concurrent.max(1) as u128;
+    if all <= memory {
+        return Ok(());
+    }
+    let gib = |b: u128| b as f64 / f64::from(1u32 << 30);
+    Err(crate::Error::field(
+        "simulation.vc_depth",
+        format!(
+            "a load point on {} needs about {:.1} GiB for its buffers ({} VCs of {} flits) and \
+             {concurrent} run at once: more than this machine's {:.1} GiB; lower vc_depth or \
+             num_vcs, use a smaller topology or run fewer loads at once (RAYON_NUM_THREADS)",
+            topo.name,
+            gib(one),
+            topo.routers.iter().map(|r| r.ports.len()).sum::<usize>() * params.num_vcs,
+            params.vc_depth,
+            gib(memory),
+        ),
+    ))
+}
+
 /// A load point is stable when it ran to completion and accepted at least this share of what
 /// was offered.
 pub const STABLE_ACCEPTED: f64 = 0.97;
@@ -267,5 +318,32 @@ impl SweepSummary {
                 .map(|p| p.load)
                 .collect(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::TopologyConfig;
+
+    #[test]
+    fn runs_larger_than_the_memory_are_refused() {
+        let topo = TopologyConfig::parse_spec("mesh:4x4")
+            .unwrap()
+            .build(std::path::Path::new("."), 1)
+            .unwrap();
+        let params = SimConfig::default().resolve().unwrap();
+        // 16 routers x 5 ports + 16 terminals = 96 ports, 4 VCs of 8 flits each.
+        let one = engine_bytes(&topo, &params);
+        assert_eq!(one, 96 * 4 * (64 + 64) + 96 * 64 + 16 * 256);
+        assert!(check_memory(&topo, &params, 2, 2 * one).is_ok());
+        let err = check_memory(&topo, &params, 3, 2 * one)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("simulation.vc_depth: a load point on mesh:4x4"),
+            "{err}"
+        );
+        assert!(err.contains("3 run at once"), "{err}");
     }
 }

@@ -498,10 +498,17 @@ impl RawTopology {
     }
 }
 
-/// Checks a latency read from a file (at least one cycle).
+/// Checks a latency read from a file (at least one cycle, at most [`MAX_LATENCY`]).
+///
+/// [`MAX_LATENCY`]: super::model::MAX_LATENCY
 pub(crate) fn check_latency(latency: u32) -> std::result::Result<u32, String> {
+    use super::model::MAX_LATENCY;
     if latency == 0 {
         Err("latency must be at least 1 cycle (got 0)".into())
+    } else if latency > MAX_LATENCY {
+        Err(format!(
+            "latency must be at most {MAX_LATENCY} cycles (got {latency})"
+        ))
     } else {
         Ok(latency)
     }

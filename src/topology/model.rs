@@ -239,6 +239,12 @@ impl Topology {
                     "connects a port to itself",
                 ));
             }
+            if l.params.latency > MAX_LATENCY {
+                return Err(Error::field(
+                    format!("links[{li}].latency"),
+                    format!("at most {MAX_LATENCY} cycles (got {})", l.params.latency),
+                ));
+            }
             if !(l.params.bandwidth > 0.0 && l.params.bandwidth.is_finite()) {
                 return Err(Error::field(
                     format!("links[{li}].bandwidth"),
@@ -249,6 +255,11 @@ impl Topology {
         Ok(())
     }
 }
+
+/// Most cycles a link may take: the simulator keeps an event wheel as long as the longest
+/// link plus the router pipeline, so a latency is bounded like the pipeline delays
+/// (`sim::config::MAX_DELAY`).
+pub const MAX_LATENCY: u32 = 1 << 16;
 
 /// Builds a topology port by port; generators and importers use it so that the invariants
 /// checked by [`Topology::validate`] hold by construction.

@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::generators::{self, DragonflyArrangement};
-use super::model::{ChannelParams, Topology};
+use super::import::{MAX_PORTS, MAX_ROUTERS, MAX_TOTAL_PORTS};
+use super::model::{ChannelParams, MAX_LATENCY, Topology};
 use crate::error::{Error, Result};
 
 /// Every field a `[topology]` table may hold; which ones apply depends on `kind`.
@@ -160,6 +161,16 @@ impl TopologyConfig {
             },
             "dragonfly" => {
                 let p = *require(&self.p, "p")?;
+                // The defaults multiply p: bound every factor by the router radix limit first,
+                // so that 2p and a*h + 1 cannot overflow.
+                for (name, v) in [("p", Some(p)), ("a", self.a), ("h", self.h)] {
+                    if let Some(v) = v.filter(|&v| v > MAX_PORTS) {
+                        return Err(Error::field(
+                            name,
+                            format!("{v} is more than a router's {MAX_PORTS} ports"),
+                        ));
+                    }
+                }
                 let a = self.a.unwrap_or(2 * p);
                 let h = self.h.unwrap_or(p);
                 let g = self.g.unwrap_or(a * h + 1);
@@ -244,6 +255,12 @@ impl TopologyConfig {
             let latency = value.unwrap_or(1);
             if latency == 0 {
                 return Err(Error::field(name, "must be at least 1 cycle"));
+            }
+            if latency > MAX_LATENCY {
+                return Err(Error::field(
+                    name,
+                    format!("at most {MAX_LATENCY} cycles (got {latency})"),
+                ));
             }
             *target = ChannelParams { latency, bandwidth };
         }
@@ -339,6 +356,7 @@ impl TopologyConfig {
 
 impl TopologySpec {
     pub fn build(&self, params: &LinkParams) -> Result<Topology> {
+        self.check_size()?;
         match self {
             TopologySpec::Cartesian {
                 dims,
@@ -370,6 +388,98 @@ impl TopologySpec {
                 concentration,
             } => generators::complete(*routers, *concentration, params),
             TopologySpec::File { path } => super::import::read_topology_file(path),
+        }
+    }
+}
+
+impl TopologySpec {
+    /// Refuses a generated topology larger than an imported one may be (routers, ports per
+    /// router, ports in all), before anything is allocated. Every product is checked, so an
+    /// absurd size is an error naming its field rather than a wrapped number or an allocation
+    /// failure. A 114,582-node dragonfly (p = 13) is far inside the limits.
+    fn check_size(&self) -> Result<()> {
+        let too_many = |field: &str, what: &str| {
+            Error::field(
+                field,
+                format!(
+                    "the topology would have {what}; the limits are {MAX_ROUTERS} routers, \
+                     {MAX_PORTS} ports per router and {MAX_TOTAL_PORTS} ports in all"
+                ),
+            )
+        };
+        // (field named by errors, routers, ports per router incl. terminals, concentration).
+        let (field, routers, radix, concentration) = match self {
+            TopologySpec::Cartesian {
+                dims,
+                concentration,
+                ..
+            } => (
+                "dims",
+                dims.iter().try_fold(1usize, |n, &k| n.checked_mul(k)),
+                concentration.checked_add(dims.len().saturating_mul(2)),
+                *concentration,
+            ),
+            TopologySpec::Dragonfly { p, a, h, g, .. } => (
+                "g",
+                a.checked_mul(*g),
+                p.checked_add(*a).and_then(|x| x.checked_add(*h)),
+                *p,
+            ),
+            TopologySpec::Exanest {
+                r,
+                n,
+                m,
+                concentration,
+                ..
+            } => (
+                "m",
+                n.checked_mul(*m).and_then(|x| x.checked_mul(2)),
+                r.checked_mul(2)
+                    .and_then(|x| x.checked_add(*concentration))
+                    .and_then(|x| x.checked_add(1)),
+                *concentration,
+            ),
+            TopologySpec::Jellyfish {
+                routers,
+                degree,
+                concentration,
+                ..
+            } => (
+                "degree",
+                Some(*routers),
+                degree.checked_add(*concentration),
+                *concentration,
+            ),
+            TopologySpec::Complete {
+                routers,
+                concentration,
+            } => (
+                "routers",
+                Some(*routers),
+                routers.checked_add(*concentration),
+                *concentration,
+            ),
+            // Imports check their own sizes while reading.
+            TopologySpec::File { .. } => return Ok(()),
+        };
+        if concentration > MAX_PORTS {
+            return Err(Error::field(
+                "concentration",
+                format!("{concentration} terminals per router is more than {MAX_PORTS} ports"),
+            ));
+        }
+        let routers = routers
+            .filter(|&n| n <= MAX_ROUTERS)
+            .ok_or_else(|| too_many(field, "too many routers"))?;
+        let radix = radix
+            .filter(|&k| k <= MAX_PORTS)
+            .ok_or_else(|| too_many(field, "too many ports per router"))?;
+        match routers.checked_mul(radix) {
+            Some(total) if total <= MAX_TOTAL_PORTS => Ok(()),
+            _ => Err(too_many(
+                field,
+                &format!("{routers} routers of up to {radix} ports"),
+            )),
         }
     }
 }
@@ -486,5 +596,26 @@ mod tests {
         assert!(msg("dragonfly:p=-1").starts_with("p: "));
         assert!(msg("dragonfly:p=4,arrangement=zigzag").starts_with("arrangement: unknown"));
         assert!(msg("exanest:R=2,N=4,M=2,genome=5/-1").starts_with("genome[2]: gene 2 = -1"));
+    }
+
+    #[test]
+    fn sizes_are_checked_before_building() {
+        let build = |s: &str| {
+            TopologyConfig::parse_spec(s)
+                .and_then(|c| c.build(Path::new("."), 1))
+                .map(|t| t.num_terminals())
+        };
+        let msg = |s: &str| build(s).unwrap_err().to_string();
+        // 2^32 x 2^32 wrapped to 0 routers before; now the product is checked.
+        assert!(msg("mesh:4294967296x4294967296").starts_with("dims: the topology would have"));
+        assert!(msg("dragonfly:p=4611686018427387904").starts_with("p: 4611686018427387904 is"));
+        assert!(msg("dragonfly:p=8,h=100000").starts_with("h: 100000 is more than"));
+        assert!(msg("dragonfly:p=60,a=5000,h=5000").starts_with("g: the topology would have"));
+        assert!(msg("exanest:R=2,N=4611686018427387904,M=4,genome=5/17/8/22").starts_with("m: "));
+        assert!(msg("jellyfish:routers=100000,degree=2000").starts_with("degree: the topology"));
+        assert!(msg("ring:8,c=1000000").starts_with("concentration: 1000000 terminals"));
+        assert!(msg("torus:4x4,local_latency=100000").starts_with("local_latency: at most 65536"));
+        // The 114,582-node dragonfly of the issue is inside the limits.
+        assert_eq!(build("dragonfly:p=13").unwrap(), 114_582);
     }
 }

@@ -28,6 +28,13 @@ pub const PATTERNS: &[&str] = &[
     "matrix",
 ];
 
+/// Most flits per packet: the simulator numbers a packet's flits in 31 bits, and a packet
+/// this long already takes a million cycles to cross one channel.
+pub const MAX_PACKET_FLITS: u32 = 1 << 20;
+
+/// Most packets per `alltoall` message: a message's packets are all created at once.
+pub const MAX_PACKETS_PER_MESSAGE: u32 = 1 << 16;
+
 /// Injection process names accepted by `injection`.
 pub const INJECTIONS: &[&str] = &["bernoulli", "periodic", "onoff", "alltoall"];
 
@@ -426,6 +433,13 @@ impl TrafficConfig {
                         Some(0) => {
                             return Err(Error::field("packets_per_message", "must be at least 1"));
                         }
+                        // Every packet of a message is created in the same cycle.
+                        Some(k) if k > MAX_PACKETS_PER_MESSAGE => {
+                            return Err(Error::field(
+                                "packets_per_message",
+                                format!("at most {MAX_PACKETS_PER_MESSAGE} (got {k})"),
+                            ));
+                        }
                         Some(k) => k,
                     },
                 }
@@ -544,6 +558,12 @@ impl TrafficConfig {
             if size == 0 {
                 return Err(Error::field("packet_size", "must be at least 1 flit"));
             }
+            if size > MAX_PACKET_FLITS {
+                return Err(Error::field(
+                    "packet_size",
+                    format!("at most {MAX_PACKET_FLITS} flits (got {size})"),
+                ));
+            }
             return Ok(Sizes::Fixed(size));
         }
         let (min, max) = match (self.payload_min, self.payload_max) {
@@ -585,6 +605,15 @@ impl TrafficConfig {
             .checked_add(self.footer.unwrap_or(0))
             .filter(|o| o.checked_add(max).is_some())
             .ok_or_else(|| Error::field("payload_max", "packet sizes overflow 32 bits"))?;
+        if overhead + max > MAX_PACKET_FLITS {
+            return Err(Error::field(
+                "payload_max",
+                format!(
+                    "header + payload_max + footer = {} flits; at most {MAX_PACKET_FLITS}",
+                    u64::from(overhead) + u64::from(max)
+                ),
+            ));
+        }
         if overhead + min == 0 {
             return Err(Error::field(
                 "payload_min",

@@ -29,8 +29,8 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 pub use config::{
-    DEFAULT_GRID, INJECTIONS, PATTERNS, PhaseConfig, SELF_PACKET_PATTERNS, TrafficConfig,
-    apply_booksim_defaults, parse_traffic_tables,
+    DEFAULT_GRID, INJECTIONS, MAX_PACKET_FLITS, MAX_PACKETS_PER_MESSAGE, PATTERNS, PhaseConfig,
+    SELF_PACKET_PATTERNS, TrafficConfig, apply_booksim_defaults, parse_traffic_tables,
 };
 pub use process::SourceState;
 

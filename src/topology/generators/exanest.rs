@@ -34,13 +34,23 @@ fn check_dims(r: usize, n: usize, m: usize) -> Result<()> {
             return Err(Error::field(name, "must be at least 1"));
         }
     }
-    if n * m < 2 {
+    // R links per router side: bounded like a router's ports, so that 2R and 2MNR are exact.
+    if r > crate::topology::import::MAX_PORTS {
+        return Err(Error::field(
+            "r",
+            format!(
+                "{r} links per router is more than {} ports",
+                crate::topology::import::MAX_PORTS
+            ),
+        ));
+    }
+    if n.saturating_mul(m) < 2 {
         return Err(Error::field(
             "n",
             "a system needs at least two chassis (N * M >= 2)",
         ));
     }
-    if 2 * n * m > 1 << 22 {
+    if n.saturating_mul(m).saturating_mul(2) > 1 << 22 {
         return Err(Error::field("m", "more than 4,194,304 routers"));
     }
     Ok(())
@@ -287,5 +297,16 @@ mod tests {
         let sym = t.symmetry.clone().unwrap();
         assert_eq!(sym.group_order(), 2);
         assert!(sym.is_automorphism_of(&t.router_graph()));
+    }
+
+    #[test]
+    fn absurd_sizes_are_refused_without_overflow() {
+        let big = usize::MAX / 2 + 1;
+        let err = exanest_links(big, 2, 2, &[1, 2]).unwrap_err().to_string();
+        assert!(err.starts_with("r: "), "{err}");
+        let err = exanest_links(2, big, 4, &[5, 17, 8, 22])
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("m: more than 4,194,304 routers"), "{err}");
     }
 }

@@ -3,8 +3,9 @@
 //! left but a router still has two free ports, remove a random link (x, y) and connect the
 //! router to both x and y. Deterministic for a given seed.
 //!
-//! Ports: terminals `0..c`, then network ports to the neighbours in ascending id order. When
-//! `routers * degree` is odd one port stays free.
+//! Ports: terminals `0..c`, then network ports to the neighbours in ascending id order. A
+//! regular graph needs `routers * degree` even (each link has two ends): an odd product is
+//! refused rather than built with a free port.
 
 use std::collections::BTreeSet;
 
@@ -37,13 +38,24 @@ pub fn jellyfish(
             ),
         ));
     }
+    // Both are at most 2^20 here, so the product fits.
+    if routers * degree % 2 == 1 {
+        return Err(Error::field(
+            "degree",
+            format!(
+                "routers x degree = {routers} x {degree} is odd, so no {degree}-regular graph \
+                 exists (each link uses two ports); make routers or degree even"
+            ),
+        ));
+    }
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     // A random regular graph of degree >= 3 is connected with high probability; retry with the
     // same stream otherwise (degree 2 gives a union of cycles and may need a few tries).
     for _ in 0..1000 {
         let edges = random_regular(routers, degree, &mut rng);
         let graph = RouterGraph::from_edges(routers, edges.iter().copied());
-        if !graph.is_connected() {
+        // The rewiring can in principle stop with a free port: such a graph is not regular.
+        if !graph.is_connected() || 2 * edges.len() != routers * degree {
             continue;
         }
         let mut b = TopologyBuilder::new(
@@ -163,9 +175,18 @@ mod tests {
     }
 
     #[test]
-    fn odd_port_total_leaves_one_port_free() {
-        let t = jellyfish(11, 3, 1, 1, &LinkParams::default()).unwrap();
-        let total: usize = t.network_degrees().iter().sum();
-        assert_eq!(total, 32);
+    fn odd_port_total_is_refused() {
+        for (n, d) in [(11, 3), (5, 3)] {
+            let err = jellyfish(n, d, 1, 1, &LinkParams::default())
+                .unwrap_err()
+                .to_string();
+            assert!(err.starts_with("degree: routers x degree"), "{err}");
+            assert!(err.contains("is odd"), "{err}");
+        }
+        assert!(jellyfish(5, 4, 1, 1, &LinkParams::default()).is_ok());
+        let err = jellyfish(5, 5, 1, 1, &LinkParams::default())
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("degree: must be in 2..5"), "{err}");
     }
 }
