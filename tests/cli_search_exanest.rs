@@ -90,6 +90,19 @@ fn bad_exanest_files_name_the_field() {
     let file = write_problem(dir.path(), "r = 2\nn = 4\nm = 2", "p_new = 1.5");
     let err = error_line(&["search", &file, "--quiet"]);
     assert!(err.contains("search.exanest.p_new"), "{err}");
+    // R is checked before anything is sized by it (2R genes used to abort the allocation).
+    let file = write_problem(
+        dir.path(),
+        "r = 1000000000000000000
+n = 4
+m = 2",
+        "",
+    );
+    let err = error_line(&["search", &file, "--quiet"]);
+    assert!(
+        err.contains("exa.toml: topology.r: 1000000000000000000 links"),
+        "{err}"
+    );
 }
 
 /// A checkpoint whose genomes were edited (wrong length, a gene out of range) used to panic

@@ -25,7 +25,9 @@ use super::config::{BisectionMode, Diversity, ExanestSearch, InvalidPolicy};
 use super::problem::{Evaluation, Objective, SearchProblem};
 use crate::error::{Error, Result};
 use crate::problem::LoadedProblem;
-use crate::topology::generators::{exanest_links, exanest_router_of, exanest_symmetry};
+use crate::topology::generators::{
+    check_exanest_dims, exanest_links, exanest_router_of, exanest_symmetry,
+};
 use crate::topology::graph::RouterGraph;
 use crate::topology::metrics::bisection::{exact_bisection, fm_refine, partition};
 use crate::topology::metrics::summarize;
@@ -119,7 +121,8 @@ pub const EXTRA_NAMES: [&str; 6] = [
 
 impl ExanestProblem {
     pub fn new(r: usize, n: usize, m: usize, params: &ExanestSearch, seed: u64) -> Result<Self> {
-        // Validates the dimensions (no genes active).
+        // Validates the dimensions before sizing anything by them (no genes active).
+        check_exanest_dims(r, n, m)?;
         exanest_links(r, n, m, &vec![0; 2 * r])?;
         if m == 1 && params.p_ext > 0.0 {
             return Err(Error::field(
@@ -176,7 +179,8 @@ impl ExanestProblem {
             .search
             .as_ref()
             .ok_or_else(|| in_file(Error::field("search", "missing: add a [search] table")))?;
-        exanest_links(r, n, m, &vec![0; 2 * r])
+        check_exanest_dims(r, n, m)
+            .and_then(|_| exanest_links(r, n, m, &vec![0; 2 * r]))
             .map_err(|e| crate::problem::prefix_field(e, "topology"))
             .and_then(|_| Self::new(r, n, m, &search.exanest, p.seed))
             .map_err(in_file)

@@ -28,7 +28,8 @@ pub struct ExanestLink {
     pub external: bool,
 }
 
-fn check_dims(r: usize, n: usize, m: usize) -> Result<()> {
+/// Checks T = (R, N, M) before anything is sized by it.
+pub fn check_dims(r: usize, n: usize, m: usize) -> Result<()> {
     for (name, v) in [("r", r), ("n", n), ("m", m)] {
         if v == 0 {
             return Err(Error::field(name, "must be at least 1"));

@@ -8,5 +8,8 @@ mod jellyfish;
 
 pub use cartesian::{cartesian, complete};
 pub use dragonfly::{DragonflyArrangement, dragonfly};
-pub use exanest::{ExanestLink, exanest, exanest_links, exanest_router_of, exanest_symmetry};
+pub use exanest::{
+    ExanestLink, check_dims as check_exanest_dims, exanest, exanest_links, exanest_router_of,
+    exanest_symmetry,
+};
 pub use jellyfish::jellyfish;
