@@ -250,3 +250,18 @@ fn maximised_columns_and_quoted_cells() {
         "{line}"
     );
 }
+
+/// Found by fuzzing: finite values near a double's range overflowed the volume products and
+/// the command printed `NaN`; now it says why it cannot answer.
+#[test]
+fn volumes_beyond_a_double_are_refused_not_printed_as_nan() {
+    let (_dir, path) = csv("8,1.5,4\n-1e308,1,2\n");
+    let p = path.to_str().unwrap();
+    let e = error_line(&["hypervolume", p, "--ref", "9,3,5"]);
+    assert!(
+        e.contains("points.csv: the hypervolume is") && e.contains("rescale"),
+        "{e}"
+    );
+    let e = error_line(&["hypervolume", p, "--ref", "9,3,5", "--contributions"]);
+    assert!(e.contains("points.csv: the hypervolume is"), "{e}");
+}

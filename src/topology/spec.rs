@@ -275,9 +275,14 @@ impl TopologyConfig {
             "terminal_latency",
             "bandwidth",
         ];
-        let value = toml::Value::try_from(self).expect("config serialises");
-        if let toml::Value::Table(table) = value {
-            for key in table.keys() {
+        // JSON rather than TOML: TOML integers stop at i64::MAX, so a field such as
+        // `g = 18446744073709551615` (read into a usize) would not serialise. Unset fields are
+        // null.
+        let value =
+            serde_json::to_value(self).map_err(|e| Error::field("topology", e.to_string()))?;
+        if let serde_json::Value::Object(table) = value {
+            let set = table.iter().filter(|(_, v)| !v.is_null()).map(|(k, _)| k);
+            for key in set {
                 if kind == "file" && key != "kind" && key != "name" && key != "path" {
                     return Err(Error::field(
                         key.as_str(),
@@ -393,22 +398,12 @@ impl TopologySpec {
 }
 
 impl TopologySpec {
-    /// Refuses a generated topology larger than an imported one may be (routers, ports per
-    /// router, ports in all), before anything is allocated. Every product is checked, so an
-    /// absurd size is an error naming its field rather than a wrapped number or an allocation
-    /// failure. A 114,582-node dragonfly (p = 13) is far inside the limits.
-    fn check_size(&self) -> Result<()> {
-        let too_many = |field: &str, what: &str| {
-            Error::field(
-                field,
-                format!(
-                    "the topology would have {what}; the limits are {MAX_ROUTERS} routers, \
-                     {MAX_PORTS} ports per router and {MAX_TOTAL_PORTS} ports in all"
-                ),
-            )
-        };
-        // (field named by errors, routers, ports per router incl. terminals, concentration).
-        let (field, routers, radix, concentration) = match self {
+    /// What a generated topology's size depends on, before anything is built: the field
+    /// errors name, the routers and the ports per router (terminals included; `None` when the
+    /// product overflows) and the terminals per router. `None` for imported files.
+    #[allow(clippy::type_complexity)]
+    fn dimensions(&self) -> Option<(&'static str, Option<usize>, Option<usize>, usize)> {
+        let dims = match self {
             TopologySpec::Cartesian {
                 dims,
                 concentration,
@@ -460,7 +455,36 @@ impl TopologySpec {
                 *concentration,
             ),
             // Imports check their own sizes while reading.
-            TopologySpec::File { .. } => return Ok(()),
+            TopologySpec::File { .. } => return None,
+        };
+        Some(dims)
+    }
+
+    /// Routers × ports per router of a generated topology (an upper bound on its ports),
+    /// without building it; `None` for imports or when the product overflows. Lets callers
+    /// that take arbitrary specs (the fuzz targets) skip huge but valid ones.
+    pub fn ports_upper_bound(&self) -> Option<usize> {
+        let (_, routers, radix, _) = self.dimensions()?;
+        routers?.checked_mul(radix?)
+    }
+
+    /// Refuses a generated topology larger than an imported one may be (routers, ports per
+    /// router, ports in all), before anything is allocated. Every product is checked, so an
+    /// absurd size is an error naming its field rather than a wrapped number or an allocation
+    /// failure. A 114,582-node dragonfly (p = 13) is far inside the limits.
+    fn check_size(&self) -> Result<()> {
+        let too_many = |field: &str, what: &str| {
+            Error::field(
+                field,
+                format!(
+                    "the topology would have {what}; the limits are {MAX_ROUTERS} routers, \
+                     {MAX_PORTS} ports per router and {MAX_TOTAL_PORTS} ports in all"
+                ),
+            )
+        };
+        let Some((field, routers, radix, concentration)) = self.dimensions() else {
+            // Imports check their own sizes while reading.
+            return Ok(());
         };
         if concentration > MAX_PORTS {
             return Err(Error::field(
@@ -617,5 +641,21 @@ mod tests {
         assert!(msg("torus:4x4,local_latency=100000").starts_with("local_latency: at most 65536"));
         // The 114,582-node dragonfly of the issue is inside the limits.
         assert_eq!(build("dragonfly:p=13").unwrap(), 114_582);
+    }
+
+    /// Found by fuzzing (fuzz/corpus/problem_file/regression-huge-g.toml): a value above
+    /// i64::MAX, which TOML cannot write back, panicked in the check of unused fields.
+    #[test]
+    fn values_above_the_toml_integer_range_are_errors() {
+        let config = crate::problem::parse_problem(
+            "[topology]\nkind = \"dragonfly\"\np = 2\ng = 18446744073709551615\n",
+        )
+        .unwrap()
+        .topology;
+        let e = config.build(Path::new("."), 1).unwrap_err().to_string();
+        assert!(
+            e.starts_with("g: the topology would have too many routers"),
+            "{e}"
+        );
     }
 }

@@ -14,6 +14,7 @@
 
 use std::cmp::Ordering;
 
+pub mod csv;
 pub mod reference;
 mod three_d;
 mod two_d;
