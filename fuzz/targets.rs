@@ -26,8 +26,11 @@ use fabricopt::topology::{Topology, TopologyConfig};
 /// Largest topology (routers × ports per router) a target builds.
 const MAX_BUILT_PORTS: usize = 4096;
 
+/// A target's body: any bytes in, a panic only for a bug.
+pub type Target = fn(&[u8]);
+
 /// Every target, by the name of its corpus folder (`fuzz/corpus/<name>/`) and binary.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Target)] = &[
     ("problem_file", problem_file),
     ("topology_json", topology_json),
     ("topology_edge_list", topology_edge_list),
