@@ -250,7 +250,23 @@ impl RawTopology {
             }
         }
 
-        // Connectivity, before any per-port allocation.
+        // Connectivity, before any per-port allocation. With more than 2L + 1 routers for L
+        // links some router has none: found with a bitmap instead of building the graph (a
+        // one-line file naming router 11110209 used to build an 11-million-router graph
+        // first; found by fuzzing).
+        if n > 1 && n > 2 * self.links.len() + 1 {
+            let mut linked = vec![false; n];
+            for l in &self.links {
+                linked[l.ends[0].0] = true;
+                linked[l.ends[1].0] = true;
+            }
+            let lonely = linked.iter().position(|&b| !b).unwrap_or(0);
+            return Err(file(format!(
+                "the router graph is disconnected: router {lonely} has no link ({n} routers, {} \
+                 links)",
+                self.links.len()
+            )));
+        }
         let graph =
             RouterGraph::from_edges(n, self.links.iter().map(|l| (l.ends[0].0, l.ends[1].0)));
         let comps = graph.components();
@@ -619,6 +635,22 @@ mod tests {
         assert_eq!(
             err,
             "x.json: links[1].a: router 0 port 1 is used twice (already by links[0].a)"
+        );
+    }
+
+    #[test]
+    fn too_few_links_are_rejected_before_building_the_graph() {
+        let e = parse_topology(
+            "11110209 212\n",
+            TopologyFileFormat::EdgeList,
+            Path::new("x.txt"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert_eq!(
+            e,
+            "x.txt: the router graph is disconnected: router 0 has no link (11110210 routers, 1 \
+             links)"
         );
     }
 
