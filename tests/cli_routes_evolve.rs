@@ -158,6 +158,21 @@ fn evolve_sizes_resume_fingerprint_and_help() {
     );
     let e = error_line(&["routes", "evolve", &file, "--quiet", "--population", "0"]);
     assert!(e.contains("--population: must be at least 4"), "{e}");
+    // Simulating the tables would need far more than any machine's memory: refused before
+    // the GA starts.
+    let file = dir.path().join("huge-buffers.toml");
+    std::fs::write(
+        &file,
+        "[topology]\nkind = \"mesh\"\ndims = [32, 32]\n[[traffic]]\npattern = \"transpose\"\n\
+         load = 0.1\n[simulation]\nnum_vcs = 64\nvc_depth = 65536\n",
+    )
+    .unwrap();
+    let file = file.to_str().unwrap().to_string();
+    let e = error_line(&["routes", "evolve", &file, "--quiet"]);
+    assert!(
+        e.contains("huge-buffers.toml: simulation.vc_depth: a load point on"),
+        "{e}"
+    );
 
     let out = dir.path().join("out");
     let out = out.to_str().unwrap();

@@ -158,6 +158,11 @@ pub fn run_evolve(args: &EvolveArgs) -> Result<()> {
     let params = p.simulation.resolve().map_err(in_file)?;
     let traffic = loaded.build_traffic(&topo, &params)?;
     params.check_traffic(&traffic).map_err(in_file)?;
+    // The baseline, and the elite when asked, are simulated one load point at a time: refused
+    // now, before the GA, if one point cannot fit in this machine's memory.
+    if let Some(memory) = crate::sim::machine_memory() {
+        crate::sim::check_memory(&topo, &params, 1, memory).map_err(in_file)?;
+    }
     let demands: Vec<RouterDemand> = (0..p.traffic.len())
         .map(|c| RouterDemand::from_terminal_matrix(&topo, &traffic.traffic_matrix(c)))
         .collect();

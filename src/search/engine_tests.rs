@@ -277,39 +277,52 @@ fn resume_refuses_an_edited_state() {
     );
 }
 
-/// ZDT1 whose evaluation panics once `calls` reaches `panic_at`.
-struct PanicsAt(RealProblem, std::sync::atomic::AtomicUsize, usize);
+/// ZDT1 with its objectives and evaluation replaced: engine edge cases (a failing evaluation,
+/// constraints, a maximised objective) without a hand-delegating problem type for each.
+struct Zdt1Variant<E> {
+    zdt1: RealProblem,
+    objectives: Vec<Objective>,
+    evaluate: E,
+}
 
-impl SearchProblem for PanicsAt {
+impl<E: Fn(&RealProblem, &Vec<f64>) -> Evaluation + Sync> Zdt1Variant<E> {
+    fn new(objectives: Vec<Objective>, evaluate: E) -> Self {
+        Zdt1Variant {
+            zdt1: zdt1(),
+            objectives,
+            evaluate,
+        }
+    }
+}
+
+impl<E: Fn(&RealProblem, &Vec<f64>) -> Evaluation + Sync> SearchProblem for Zdt1Variant<E> {
     type Genome = Vec<f64>;
     fn name(&self) -> String {
-        self.0.name()
+        self.zdt1.name()
     }
     fn objectives(&self) -> &[Objective] {
-        self.0.objectives()
+        &self.objectives
     }
     fn reference_point(&self) -> Vec<f64> {
-        self.0.reference_point()
+        self.zdt1.reference_point()
     }
     fn random_genome(&self, rng: &mut ChaCha8Rng) -> Vec<f64> {
-        self.0.random_genome(rng)
+        self.zdt1.random_genome(rng)
     }
     fn crossover(&self, a: &Vec<f64>, b: &Vec<f64>, rng: &mut ChaCha8Rng) -> (Vec<f64>, Vec<f64>) {
-        self.0.crossover(a, b, rng)
+        self.zdt1.crossover(a, b, rng)
     }
     fn mutate(&self, g: &mut Vec<f64>, rng: &mut ChaCha8Rng) {
-        self.0.mutate(g, rng)
+        self.zdt1.mutate(g, rng)
     }
     fn evaluate(&self, g: &Vec<f64>) -> Evaluation {
-        let calls = self.1.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        assert!(calls < self.2, "evaluation {calls} fails");
-        self.0.evaluate(g)
+        (self.evaluate)(&self.zdt1, g)
     }
     fn check_genome(&self, g: &Vec<f64>) -> Result<(), String> {
-        self.0.check_genome(g)
+        self.zdt1.check_genome(g)
     }
     fn describe(&self, g: &Vec<f64>) -> String {
-        self.0.describe(g)
+        self.zdt1.describe(g)
     }
 }
 
@@ -321,7 +334,13 @@ fn a_panic_in_a_checkpointed_run_does_not_hang() {
     let path = dir.path().to_path_buf();
     let (done, finished) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
-        let p = PanicsAt(zdt1(), Default::default(), 70);
+        // ZDT1 whose evaluation panics from the 70th call on.
+        let calls = std::sync::atomic::AtomicUsize::new(0);
+        let p = Zdt1Variant::new(zdt1().objectives().to_vec(), move |zdt1, g| {
+            let call = calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            assert!(call < 70, "evaluation {call} fails");
+            zdt1.evaluate(g)
+        });
         let mut s = settings(Algorithm::Nsga2, 20, 400);
         s.checkpoint_dir = Some(path);
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(&p, &s)));
@@ -353,48 +372,17 @@ fn bad_settings_are_errors() {
     assert!(run(&p, &s).unwrap_err().to_string().contains("evaluations"));
 }
 
-/// ZDT1 with the constraint x0 >= 0.4 (violation 0.4 - x0) and a maximised second objective
-/// reported as "score" = -(f2): exercises constrained domination through the engines.
-struct Constrained(RealProblem, Vec<Objective>);
-
-impl SearchProblem for Constrained {
-    type Genome = Vec<f64>;
-    fn name(&self) -> String {
-        "constrained".into()
-    }
-    fn objectives(&self) -> &[Objective] {
-        &self.1
-    }
-    fn reference_point(&self) -> Vec<f64> {
-        vec![1.1, 1.1]
-    }
-    fn random_genome(&self, rng: &mut ChaCha8Rng) -> Vec<f64> {
-        self.0.random_genome(rng)
-    }
-    fn crossover(&self, a: &Vec<f64>, b: &Vec<f64>, rng: &mut ChaCha8Rng) -> (Vec<f64>, Vec<f64>) {
-        self.0.crossover(a, b, rng)
-    }
-    fn mutate(&self, g: &mut Vec<f64>, rng: &mut ChaCha8Rng) {
-        self.0.mutate(g, rng)
-    }
-    fn evaluate(&self, g: &Vec<f64>) -> Evaluation {
-        let mut e = self.0.evaluate(g);
-        e.violation = (0.4 - g[0]).max(0.0);
-        e
-    }
-    fn check_genome(&self, g: &Vec<f64>) -> Result<(), String> {
-        self.0.check_genome(g)
-    }
-    fn describe(&self, g: &Vec<f64>) -> String {
-        self.0.describe(g)
-    }
-}
-
 #[test]
 fn constraints_are_respected() {
-    let p = Constrained(
-        zdt1(),
+    // ZDT1 with the constraint x0 >= 0.4 (violation 0.4 - x0) and a maximised second
+    // objective reported as "score" = -(f2): constrained domination through the engines.
+    let p = Zdt1Variant::new(
         vec![Objective::minimise("f1"), Objective::maximise("score")],
+        |zdt1, g| {
+            let mut e = zdt1.evaluate(g);
+            e.violation = (0.4 - g[0]).max(0.0);
+            e
+        },
     );
     for algorithm in [Algorithm::Nsga2, Algorithm::SmsEmoa] {
         let out = run(&p, &settings(algorithm, 20, 1500)).unwrap();

@@ -196,6 +196,9 @@ pub const MAX_BATCHES: usize = 1_000;
 pub const MAX_TIMELINE_WINDOWS: u64 = 1_000_000;
 /// Most packets in source queues: packet slots are numbered in 32 bits.
 pub const MAX_QUEUED_PACKETS: u64 = 100_000_000;
+/// Most pre-training runs: each is a whole run of the workload, so more would only be a run
+/// that looks hung (a learned routing has long converged by then).
+pub const MAX_PRETRAIN_RUNS: u32 = 10_000;
 /// Most switch allocator iterations and input speedup (beyond the 64 VCs of a port they
 /// change nothing).
 pub const MAX_ITERS: u32 = 64;
@@ -232,6 +235,9 @@ impl SimParams {
                  stop as saturated with their latencies left out (docs/simulator.md)",
             ));
         }
+        let delay = |name, v: u32| (name, u64::from(v), u64::from(MAX_DELAY), "cycles");
+        let cycles = |name, v: u64| (name, v, MAX_CYCLES, "cycles");
+        let iterations = |name, v: u32| (name, u64::from(v), u64::from(MAX_ITERS), "");
         let at_most = [
             (
                 "num_vcs",
@@ -245,60 +251,26 @@ impl SimParams {
                 u64::from(MAX_VC_DEPTH),
                 "flits",
             ),
-            (
-                "routing_delay",
-                u64::from(p.routing_delay),
-                u64::from(MAX_DELAY),
-                "cycles",
-            ),
-            (
-                "vc_alloc_delay",
-                u64::from(p.vc_alloc_delay),
-                u64::from(MAX_DELAY),
-                "cycles",
-            ),
-            (
-                "sw_alloc_delay",
-                u64::from(p.sw_alloc_delay),
-                u64::from(MAX_DELAY),
-                "cycles",
-            ),
-            (
-                "st_delay",
-                u64::from(p.st_delay),
-                u64::from(MAX_DELAY),
-                "cycles",
-            ),
-            (
-                "credit_delay",
-                u64::from(p.credit_delay),
-                u64::from(MAX_DELAY),
-                "cycles",
-            ),
-            (
-                "injection_delay",
-                u64::from(p.injection_delay),
-                u64::from(MAX_DELAY),
-                "cycles",
-            ),
-            (
-                "input_speedup",
-                u64::from(p.input_speedup),
-                u64::from(MAX_ITERS),
-                "",
-            ),
-            (
-                "alloc_iters",
-                u64::from(p.alloc_iters),
-                u64::from(MAX_ITERS),
-                "",
-            ),
-            ("warmup_cycles", p.warmup_cycles, MAX_CYCLES, "cycles"),
-            ("measure_cycles", p.measure_cycles, MAX_CYCLES, "cycles"),
-            ("drain_cycles", p.drain_cycles, MAX_CYCLES, "cycles"),
-            ("deadlock_cycles", p.deadlock_cycles, MAX_CYCLES, "cycles"),
-            ("timeline_window", p.timeline_window, MAX_CYCLES, "cycles"),
+            delay("routing_delay", p.routing_delay),
+            delay("vc_alloc_delay", p.vc_alloc_delay),
+            delay("sw_alloc_delay", p.sw_alloc_delay),
+            delay("st_delay", p.st_delay),
+            delay("credit_delay", p.credit_delay),
+            delay("injection_delay", p.injection_delay),
+            iterations("input_speedup", p.input_speedup),
+            iterations("alloc_iters", p.alloc_iters),
+            cycles("warmup_cycles", p.warmup_cycles),
+            cycles("measure_cycles", p.measure_cycles),
+            cycles("drain_cycles", p.drain_cycles),
+            cycles("deadlock_cycles", p.deadlock_cycles),
+            cycles("timeline_window", p.timeline_window),
             ("batches", p.batches as u64, MAX_BATCHES as u64, ""),
+            (
+                "pretrain_runs",
+                u64::from(p.pretrain_runs),
+                u64::from(MAX_PRETRAIN_RUNS),
+                "runs",
+            ),
             (
                 "max_queued_packets",
                 p.max_queued_packets,
@@ -451,6 +423,13 @@ mod tests {
                     ..SimConfig::default()
                 },
                 "simulation.alloc_iters: at most 64 (got 1000)",
+            ),
+            (
+                SimConfig {
+                    pretrain_runs: Some(u32::MAX),
+                    ..SimConfig::default()
+                },
+                "simulation.pretrain_runs: at most 10000 runs (got 4294967295)",
             ),
             (
                 SimConfig {

@@ -161,6 +161,36 @@ pub(crate) struct RawTopology {
     pub links: Vec<RawLink>,
 }
 
+/// With more than 2L + 1 routers for L links some router has no link, so the graph cannot be
+/// connected: refused from the links alone, before anything is sized by the router count (a
+/// one-line edge list naming router 11110209 used to build an 11-million-router graph first;
+/// found by fuzzing). The message names the lowest router without a link.
+pub(crate) fn check_enough_links(n: usize, links: &[RawLink], path: &Path) -> Result<()> {
+    if n <= 1 || n <= 2 * links.len() + 1 {
+        return Ok(());
+    }
+    let mut linked: Vec<RouterId> = links
+        .iter()
+        .flat_map(|l| [l.ends[0].0, l.ends[1].0])
+        .collect();
+    linked.sort_unstable();
+    linked.dedup();
+    // The first id that differs from its index is missing (there are more ids than links).
+    let lonely = linked
+        .iter()
+        .enumerate()
+        .find(|&(i, &r)| i != r)
+        .map_or(linked.len(), |(i, _)| i);
+    Err(Error::File {
+        path: path.to_path_buf(),
+        reason: format!(
+            "the router graph is disconnected: router {lonely} has no link ({n} routers, {} \
+             links)",
+            links.len()
+        ),
+    })
+}
+
 /// Which item holds a port, for "already used by" messages.
 #[derive(Clone, Copy)]
 enum Owner {
@@ -250,23 +280,8 @@ impl RawTopology {
             }
         }
 
-        // Connectivity, before any per-port allocation. With more than 2L + 1 routers for L
-        // links some router has none: found with a bitmap instead of building the graph (a
-        // one-line file naming router 11110209 used to build an 11-million-router graph
-        // first; found by fuzzing).
-        if n > 1 && n > 2 * self.links.len() + 1 {
-            let mut linked = vec![false; n];
-            for l in &self.links {
-                linked[l.ends[0].0] = true;
-                linked[l.ends[1].0] = true;
-            }
-            let lonely = linked.iter().position(|&b| !b).unwrap_or(0);
-            return Err(file(format!(
-                "the router graph is disconnected: router {lonely} has no link ({n} routers, {} \
-                 links)",
-                self.links.len()
-            )));
-        }
+        // Connectivity, before any per-port allocation.
+        check_enough_links(n, &self.links, path)?;
         let graph =
             RouterGraph::from_edges(n, self.links.iter().map(|l| (l.ends[0].0, l.ends[1].0)));
         let comps = graph.components();

@@ -20,7 +20,7 @@ use std::path::Path;
 
 use super::import::{
     Loc, MAX_ROUTERS, MAX_TOTAL_PORTS, RawLink, RawTerminal, RawTopology, check_bandwidth,
-    check_latency, default_name,
+    check_enough_links, check_latency, default_name,
 };
 use super::model::{ChannelParams, LinkKind, Shape};
 use crate::error::{Error, Result};
@@ -162,6 +162,8 @@ pub(crate) fn parse(text: &str, path: &Path) -> Result<RawTopology> {
     }
     let n = routers.map_or(max_id.map_or(0, |m| m + 1), |(n, _)| n);
     let (c, c_line) = concentration.unwrap_or((1, 0));
+    // Before a terminal is made for every router.
+    check_enough_links(n, &links, path)?;
     if n.checked_mul(c).is_none_or(|t| t > MAX_TOTAL_PORTS) {
         return Err(Error::parse(
             path,
@@ -208,16 +210,32 @@ mod tests {
     #[test]
     fn headers_and_keys() {
         let raw = parse(
-            "routers 5 # five\n\nconcentration 0\n0 4 kind=global latency=7\n",
+            "routers 3 # three\n\nconcentration 0\n0 2 kind=global latency=7\n",
             Path::new("x.edges"),
         )
         .unwrap();
-        assert_eq!(raw.routers.as_ref().map(|r| r.0), Some(5));
+        assert_eq!(raw.routers.as_ref().map(|r| r.0), Some(3));
         assert!(raw.terminals.is_empty());
         assert_eq!(raw.links.len(), 1);
         assert_eq!(raw.links[0].kind, LinkKind::Global);
         assert_eq!(raw.links[0].params.latency, 7);
         assert_eq!(raw.links[0].loc, Loc::line(4));
+    }
+
+    /// Found by fuzzing: terminals used to be made for every declared router before the file
+    /// was found to be disconnected.
+    #[test]
+    fn sizes_are_refused_before_terminals_are_made() {
+        let err = |text: &str| parse(text, Path::new("x.txt")).unwrap_err().to_string();
+        assert_eq!(
+            err("routers 16777216\nconcentration 4\n0 1\n"),
+            "x.txt: the router graph is disconnected: router 2 has no link (16777216 routers, 1 \
+             links)"
+        );
+        assert_eq!(
+            err("routers 2\nconcentration 30000000\n0 1\n"),
+            "x.txt: line 2: concentration 30000000 is too large (at most 65536)"
+        );
     }
 
     #[test]
