@@ -174,6 +174,37 @@ fn evolve_sizes_resume_fingerprint_and_help() {
         "{e}"
     );
 
+    // Sized by router pairs and terminal pairs: refused before anything is built (the
+    // 114,582-terminal dragonfly used to grow a dense demand matrix until memory ran out).
+    let sized = |name: &str, topology: &str| {
+        let file = dir.path().join(name);
+        std::fs::write(
+            &file,
+            format!("[topology]\n{topology}\n[[traffic]]\npattern = \"uniform\"\nload = 0.1\n"),
+        )
+        .unwrap();
+        error_line(&["routes", "evolve", file.to_str().unwrap(), "--quiet"])
+    };
+    let e = sized("dragonfly.toml", "kind = \"dragonfly\"\np = 13");
+    assert!(
+        e.contains(
+            "dragonfly.toml: topology: 8814 routers are too many for an evolved table: 77677782 \
+             router pairs with 8 candidate path(s) each are 621422256 paths (at most 16777216)"
+        ),
+        "{e}"
+    );
+    let e = sized(
+        "terminals.toml",
+        "kind = \"mesh\"\ndims = [32, 32]\nconcentration = 250",
+    );
+    assert!(
+        e.contains(
+            "terminals.toml: topology: reading the training traffic of 256000 terminals needs a \
+             256000 x 256000 demand matrix of 488.3 GiB"
+        ),
+        "{e}"
+    );
+
     let out = dir.path().join("out");
     let out = out.to_str().unwrap();
     let file = small_evolve(dir.path(), "population = 8\ngenerations = 3");

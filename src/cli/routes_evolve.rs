@@ -12,13 +12,13 @@ use serde_json::{Value, json};
 use crate::bounds::{Bound, BoundKind, candidate_bound, routing_bound, single_path_bound};
 use crate::export::routes::{RoutesFormat, write_routes};
 use crate::problem::LoadedProblem;
-use crate::routing::table::candidates::{CandidateOptions, generate_candidates};
+use crate::routing::table::candidates::{CandidateOptions, MAX_BITS, generate_candidates};
 use crate::routing::table::io::TableMetadata;
 use crate::routing::table::load::RouterDemand;
 use crate::routing::table::route::{TableClasses, TableMode, TableRouting};
 use crate::routing::table::{CandidateSet, RoutingTable};
 use crate::routing::{RoutingFunction, build_routing};
-use crate::search::routing_tables::{Aggregate, RoutingTableProblem};
+use crate::search::routing_tables::{Aggregate, RoutingTableProblem, check_table_search_size};
 use crate::search::{Algorithm, RunSettings, SearchProblem, ga, run, run_seed};
 use crate::sim::{SimParams, simulate_point};
 use crate::topology::Topology;
@@ -149,6 +149,12 @@ pub fn run_evolve(args: &EvolveArgs) -> Result<()> {
     }
     let ga_options = cfg.ga_options().map_err(in_file)?;
     let topo = loaded.build_topology()?;
+    let per_pair = if cfg.destination_based {
+        1
+    } else {
+        1usize << cfg.bits.min(MAX_BITS)
+    };
+    check_table_search_size(&topo, per_pair, crate::sim::machine_memory()).map_err(in_file)?;
     if p.traffic.is_empty() {
         bail!(
             "{}: traffic: at least one [[traffic]] table (the training pattern) is required",
