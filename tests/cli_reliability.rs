@@ -110,6 +110,29 @@ fn packets_longer_than_a_flit_counter_are_refused() {
     );
 }
 
+/// The throughput bound reads the traffic as a dense terminal-pair matrix: on the
+/// 114,582-terminal dragonfly (98 GiB) it is skipped with a warning saying why, not built
+/// until memory runs out; `--normalise bound`, which needs it, is an error.
+#[test]
+fn a_bound_larger_than_the_machine_is_skipped_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.toml");
+    std::fs::write(
+        &path,
+        "[topology]\nkind = \"dragonfly\"\np = 13\n[routing]\nalgorithm = \"min\"\n\
+         [[traffic]]\npattern = \"uniform\"\nload = 0.1\n",
+    )
+    .unwrap();
+    let line = error_line(&["simulate", path.to_str().unwrap(), "--normalise", "bound"]);
+    assert!(
+        line.contains(
+            "--normalise bound: traffic: the traffic of 114582 terminals as a 114582 x 114582 \
+             demand matrix takes 97.8 GiB, more than half this machine's"
+        ),
+        "{line}"
+    );
+}
+
 #[test]
 fn a_run_larger_than_the_machine_is_refused_before_it_starts() {
     let dir = tempfile::tempdir().unwrap();

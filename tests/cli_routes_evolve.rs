@@ -199,8 +199,8 @@ fn evolve_sizes_resume_fingerprint_and_help() {
     );
     assert!(
         e.contains(
-            "terminals.toml: topology: reading the training traffic of 256000 terminals needs a \
-             256000 x 256000 demand matrix of 488.3 GiB"
+            "terminals.toml: traffic: the traffic of 256000 terminals as a 256000 x 256000 \
+             demand matrix takes 488.3 GiB, more than half this machine's"
         ),
         "{e}"
     );

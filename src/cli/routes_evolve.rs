@@ -154,7 +154,7 @@ pub fn run_evolve(args: &EvolveArgs) -> Result<()> {
     } else {
         1usize << cfg.bits.min(MAX_BITS)
     };
-    check_table_search_size(&topo, per_pair, crate::sim::machine_memory()).map_err(in_file)?;
+    check_table_search_size(&topo, per_pair).map_err(in_file)?;
     if p.traffic.is_empty() {
         bail!(
             "{}: traffic: at least one [[traffic]] table (the training pattern) is required",
@@ -163,6 +163,10 @@ pub fn run_evolve(args: &EvolveArgs) -> Result<()> {
     }
     let params = p.simulation.resolve().map_err(in_file)?;
     let traffic = loaded.build_traffic(&topo, &params)?;
+    // Each pattern is read as a dense terminal-pair matrix below.
+    traffic
+        .check_matrix_memory(crate::sim::machine_memory())
+        .map_err(in_file)?;
     params.check_traffic(&traffic).map_err(in_file)?;
     // The baseline, and the elite when asked, are simulated one load point at a time: refused
     // now, before the GA, if one point cannot fit in this machine's memory.

@@ -317,6 +317,7 @@ struct BoundReport {
 /// load where saturation becomes unavoidable is `nominal_load / max_load`.
 fn throughput_bound(setup: &Setup) -> Result<BoundReport> {
     let start = std::time::Instant::now();
+    setup.traffic.check_matrix_memory(sim::machine_memory())?;
     let matrix = setup.traffic.traffic_matrix(0);
     let demand = RouterDemand::from_terminal_matrix(&setup.topo, &matrix);
     let b = routing_bound(&setup.topo, &demand)?;

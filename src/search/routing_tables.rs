@@ -94,17 +94,11 @@ enum Decoding {
     DestinationBased { ports: Vec<Vec<(u16, u32)>> },
 }
 
-/// Refuses a table search this machine cannot hold, before anything sized by router or
-/// terminal pairs is built: there is one gene per ordered router pair, with `per_pair`
-/// candidate paths each (1 for destination-based tables, whose per-pair port lists are as
-/// small), at most `MAX_PATHS` in all; and each training pattern is read as a dense
-/// terminal-pair demand matrix, which must fit in `memory` (the machine's, when known). A
-/// 114,582-terminal dragonfly used to grow that matrix until the machine ran out of memory.
-pub fn check_table_search_size(
-    topo: &Topology,
-    per_pair: usize,
-    memory: Option<u128>,
-) -> Result<()> {
+/// Refuses a table search with more candidate paths than `MAX_PATHS` before anything sized by
+/// router pairs is built: there is one gene per ordered router pair with `per_pair`
+/// candidates each (1 for destination-based tables, whose per-pair port lists are as small).
+/// The training traffic's demand matrices are checked by `Traffic::check_matrix_memory`.
+pub fn check_table_search_size(topo: &Topology, per_pair: usize) -> Result<()> {
     use crate::routing::table::candidates::MAX_PATHS;
     let n = topo.num_routers();
     let pairs = n.saturating_mul(n.saturating_sub(1));
@@ -115,20 +109,6 @@ pub fn check_table_search_size(
             format!(
                 "{n} routers are too many for an evolved table: {pairs} router pairs with \
                  {per_pair} candidate path(s) each are {paths} paths (at most {MAX_PATHS})"
-            ),
-        ));
-    }
-    let t = topo.num_terminals() as u128;
-    let matrix = t * t * std::mem::size_of::<f64>() as u128;
-    if let Some(memory) = memory.filter(|&m| matrix > m / 2) {
-        let gib = |b: u128| b as f64 / f64::from(1u32 << 30);
-        return Err(Error::field(
-            "topology",
-            format!(
-                "reading the training traffic of {t} terminals needs a {t} x {t} demand matrix \
-                 of {:.1} GiB, more than half this machine's {:.1} GiB",
-                gib(matrix),
-                gib(memory)
             ),
         ));
     }
