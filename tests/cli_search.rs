@@ -88,6 +88,41 @@ fn both_algorithms_table_and_plot() {
     assert!(plot.starts_with("<svg") && plot.contains("SMS-EMOA") && plot.contains("f3"));
 }
 
+/// The README's command on a fresh checkout: the plot goes into the run's default output
+/// folder, which does not exist until the run creates it. A plot folder elsewhere must exist.
+#[test]
+fn the_plot_may_go_into_the_output_folder_the_run_creates() {
+    let dir = tempfile::tempdir().unwrap();
+    small_zdt1(dir.path(), 6, 8);
+    let run = |plot: &str| {
+        Command::new(env!("CARGO_BIN_EXE_fabricopt"))
+            .args([
+                "search",
+                "small.toml",
+                "--runs",
+                "1",
+                "--quiet",
+                "--plot",
+                plot,
+            ])
+            .current_dir(dir.path())
+            .output()
+            .unwrap()
+    };
+    let o = run("populations/small/front.svg");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let plot = std::fs::read_to_string(dir.path().join("populations/small/front.svg")).unwrap();
+    assert!(plot.starts_with("<svg"));
+    let o = run("elsewhere/front.svg");
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr)
+            .contains("--plot: elsewhere/front.svg: folder elsewhere does not exist"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
 #[test]
 fn errors_name_file_field_and_reason() {
     let dir = tempfile::tempdir().unwrap();

@@ -184,6 +184,9 @@ pub fn context<P: SearchProblem>(
         .clone()
         .unwrap_or_else(|| Path::new("populations").join(&name));
     super::check_output_dir("--out", &out_dir)?;
+    if let Some(plot) = &args.plot {
+        check_plot(plot, &out_dir)?;
+    }
     Ok(Context {
         out_dir,
         name,
@@ -280,6 +283,10 @@ pub fn report<P: SearchProblem>(
                     .collect(),
             })
             .collect();
+        // Its folder may be one inside the output folder (`check_plot`).
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| crate::Error::io(dir, e))?;
+        }
         plot_fronts(
             path,
             &format!("{}: final fronts", ctx.name),
@@ -413,10 +420,18 @@ pub fn report<P: SearchProblem>(
     Ok(())
 }
 
-pub fn run(args: &SearchArgs) -> Result<()> {
-    if let Some(plot) = &args.plot {
-        super::check_output_file("--plot", plot)?;
+/// `--plot` may name a file in the run's output folder, which the run creates (as the
+/// README's command does); anywhere else the file's folder must exist.
+fn check_plot(plot: &Path, out_dir: &Path) -> Result<()> {
+    match plot.parent() {
+        Some(dir) if !dir.exists() && dir.starts_with(out_dir) => {
+            super::check_output_dir("--plot", dir)
+        }
+        _ => super::check_output_file("--plot", plot),
     }
+}
+
+pub fn run(args: &SearchArgs) -> Result<()> {
     let (loaded, config) = load(args)?;
     let path = loaded.path.clone();
     match config.problem {
