@@ -64,7 +64,7 @@ pub fn problem_file(data: &[u8]) {
     if let Some(search) = &p.search {
         if search.validate().is_ok() {
             let _ = RealProblem::from_config(search);
-            let _ = ExanestProblem::from_loaded(&loaded);
+            let _ = ExanestProblem::from_config(&p.topology, Some(search), p.seed);
         }
     }
     if let Some(evolve) = &p.evolve {

@@ -56,6 +56,18 @@ impl Error {
         }
     }
 
+    /// Places a field error under a table of the problem file (`dims` -> `topology.dims`);
+    /// other errors pass unchanged.
+    pub fn prefix_field(self, table: &str) -> Self {
+        match self {
+            Error::Field { field, reason } => Error::Field {
+                field: format!("{table}.{field}"),
+                reason,
+            },
+            other => other,
+        }
+    }
+
     /// Attach a file to an error that was raised while interpreting that file's content.
     pub fn in_file(self, path: impl Into<PathBuf>) -> Self {
         match self {

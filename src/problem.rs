@@ -132,7 +132,7 @@ impl LoadedProblem {
         self.problem
             .topology
             .build(self.base_dir(), self.problem.seed)
-            .map_err(|e| prefix_field(e, "topology").in_file(&self.path))
+            .map_err(|e| e.prefix_field("topology").in_file(&self.path))
     }
 
     /// The `[[traffic]]` classes for a simulation with `sim` (the `booksim` preset changes
@@ -143,7 +143,7 @@ impl LoadedProblem {
             crate::traffic::apply_booksim_defaults(&mut configs);
         }
         Traffic::build(&configs, topo, self.problem.seed, self.base_dir())
-            .map_err(|e| prefix_field(e, "traffic").in_file(&self.path))
+            .map_err(|e| e.prefix_field("traffic").in_file(&self.path))
     }
 
     pub fn metrics_options(&self) -> Result<MetricsOptions> {
@@ -173,17 +173,6 @@ fn toml_error(e: &toml::de::Error, text: &str, path: &str) -> Error {
         (true, None) => "file".to_string(),
     };
     Error::field(location, clean_serde_message(e.message()))
-}
-
-/// Prefixes a field error with its table (`g` -> `topology.g`).
-pub fn prefix_field(e: Error, table: &str) -> Error {
-    match e {
-        Error::Field { field, reason } => Error::Field {
-            field: format!("{table}.{field}"),
-            reason,
-        },
-        other => other,
-    }
 }
 
 #[cfg(test)]

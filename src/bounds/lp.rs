@@ -186,8 +186,7 @@ fn path_channels(
     if p.routers.iter().any(|&r| r as usize >= topo.num_routers()) {
         return Err(Error::field(field(), "names a router out of range"));
     }
-    p.validate(topo)
-        .map_err(|e| crate::problem::prefix_field(e, &field()))?;
+    p.validate(topo).map_err(|e| e.prefix_field(&field()))?;
     Ok(p.channels(topo))
 }
 

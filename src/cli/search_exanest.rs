@@ -24,7 +24,9 @@ const VERIFY_MAX_ROUTERS: usize = 40;
 const COMPARED_LINKS: [usize; 3] = [4, 8, 12];
 
 pub fn run(args: &SearchArgs, loaded: &LoadedProblem, config: &SearchConfig) -> Result<()> {
-    let problem = ExanestProblem::from_loaded(loaded)?;
+    let p = &loaded.problem;
+    let problem = ExanestProblem::from_config(&p.topology, p.search.as_ref(), p.seed)
+        .map_err(|e| e.in_file(&loaded.path))?;
     // A discrete front stays small, so the archive keeps every non-dominated arrangement seen.
     let ctx = context(&problem, loaded, config, args, None)?;
     let outcomes = execute(&problem, &ctx)?;

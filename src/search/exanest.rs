@@ -21,10 +21,10 @@ use rand::Rng;
 use rand::seq::IndexedRandom;
 use rand_chacha::ChaCha8Rng;
 
-use super::config::{BisectionMode, Diversity, ExanestSearch, InvalidPolicy};
+use super::config::{BisectionMode, Diversity, ExanestSearch, InvalidPolicy, SearchConfig};
 use super::problem::{Evaluation, Objective, SearchProblem};
 use crate::error::{Error, Result};
-use crate::problem::LoadedProblem;
+use crate::topology::TopologyConfig;
 use crate::topology::generators::{
     check_exanest_dims, exanest_links, exanest_router_of, exanest_symmetry,
 };
@@ -153,37 +153,35 @@ impl ExanestProblem {
         })
     }
 
-    /// Reads T = (R, N, M) from `[topology]` (kind "exanest", no genome) and the parameters
-    /// from `[search.exanest]`.
-    pub fn from_loaded(loaded: &LoadedProblem) -> Result<Self> {
-        let p = &loaded.problem;
-        let in_file = |e: Error| e.in_file(&loaded.path);
-        let topo = &p.topology;
+    /// Reads T = (R, N, M) from the problem file's `[topology]` (kind "exanest", no genome) and
+    /// the parameters from `[search.exanest]`; errors name the field (the caller adds the file).
+    pub fn from_config(
+        topo: &TopologyConfig,
+        search: Option<&SearchConfig>,
+        seed: u64,
+    ) -> Result<Self> {
         if topo.kind.as_deref() != Some("exanest") {
-            return Err(in_file(Error::field(
+            return Err(Error::field(
                 "topology.kind",
                 "the exanest search needs kind = \"exanest\" with r, n and m",
-            )));
+            ));
         }
         if topo.genome.is_some() {
-            return Err(in_file(Error::field(
+            return Err(Error::field(
                 "topology.genome",
                 "the search finds the genome; remove it (keep r, n and m)",
-            )));
+            ));
         }
         let dim = |name: &str, v: Option<usize>| {
-            v.ok_or_else(|| in_file(Error::field(format!("topology.{name}"), "missing")))
+            v.ok_or_else(|| Error::field(format!("topology.{name}"), "missing"))
         };
         let (r, n, m) = (dim("r", topo.r)?, dim("n", topo.n)?, dim("m", topo.m)?);
-        let search = p
-            .search
-            .as_ref()
-            .ok_or_else(|| in_file(Error::field("search", "missing: add a [search] table")))?;
+        let search =
+            search.ok_or_else(|| Error::field("search", "missing: add a [search] table"))?;
         check_exanest_dims(r, n, m)
             .and_then(|_| exanest_links(r, n, m, &vec![0; 2 * r]))
-            .map_err(|e| crate::problem::prefix_field(e, "topology"))
-            .and_then(|_| Self::new(r, n, m, &search.exanest, p.seed))
-            .map_err(in_file)
+            .map_err(|e| e.prefix_field("topology"))?;
+        Self::new(r, n, m, &search.exanest, seed)
     }
 
     pub fn routers(&self) -> usize {

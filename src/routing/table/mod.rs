@@ -194,7 +194,7 @@ impl RoutingTable {
                 ));
             }
             p.validate(topo)
-                .map_err(|e| crate::problem::prefix_field(e, &format!("paths[{i}]")))?;
+                .map_err(|e| e.prefix_field(&format!("paths[{i}]")))?;
         }
         Ok(())
     }

@@ -106,7 +106,7 @@ impl TableClasses {
         };
         classes
             .validate(Some(num_vcs))
-            .map_err(|e| crate::problem::prefix_field(e, "routing"))?;
+            .map_err(|e| e.prefix_field("routing"))?;
         if classes.table.is_empty() {
             let field = if table.is_some() {
                 "routing.table_vcs"
@@ -759,8 +759,7 @@ pub fn build(
             TableMode::Hierarchy(classes)
         }
     };
-    let r = TableRouting::new(topo, table, mode)
-        .map_err(|e| crate::problem::prefix_field(e, "routing"))?;
+    let r = TableRouting::new(topo, table, mode).map_err(|e| e.prefix_field("routing"))?;
     Ok(Some(Box::new(r)))
 }
 
