@@ -149,12 +149,8 @@ pub fn run_evolve(args: &EvolveArgs) -> Result<()> {
     }
     let ga_options = cfg.ga_options().map_err(in_file)?;
     let topo = loaded.build_topology()?;
-    let per_pair = if cfg.destination_based {
-        1
-    } else {
-        1usize << cfg.bits.min(MAX_BITS)
-    };
-    check_table_search_size(&topo, per_pair).map_err(in_file)?;
+    // Out-of-range bits are reported by the candidate generator, naming the field.
+    check_table_search_size(&topo, cfg.bits.min(MAX_BITS)).map_err(in_file)?;
     if p.traffic.is_empty() {
         bail!(
             "{}: traffic: at least one [[traffic]] table (the training pattern) is required",
@@ -163,14 +159,13 @@ pub fn run_evolve(args: &EvolveArgs) -> Result<()> {
     }
     let params = p.simulation.resolve().map_err(in_file)?;
     let traffic = loaded.build_traffic(&topo, &params)?;
+    let memory = crate::sim::machine_memory();
     // Each pattern is read as a dense terminal-pair matrix below.
-    traffic
-        .check_matrix_memory(crate::sim::machine_memory())
-        .map_err(in_file)?;
+    traffic.check_matrix_memory(memory).map_err(in_file)?;
     params.check_traffic(&traffic).map_err(in_file)?;
     // The baseline, and the elite when asked, are simulated one load point at a time: refused
     // now, before the GA, if one point cannot fit in this machine's memory.
-    if let Some(memory) = crate::sim::machine_memory() {
+    if let Some(memory) = memory {
         crate::sim::check_memory(&topo, &params, 1, memory).map_err(in_file)?;
     }
     let demands: Vec<RouterDemand> = (0..p.traffic.len())

@@ -94,21 +94,22 @@ enum Decoding {
     DestinationBased { ports: Vec<Vec<(u16, u32)>> },
 }
 
-/// Refuses a table search with more candidate paths than `MAX_PATHS` before anything sized by
-/// router pairs is built: there is one gene per ordered router pair with `per_pair`
-/// candidates each (1 for destination-based tables, whose per-pair port lists are as small).
-/// The training traffic's demand matrices are checked by `Traffic::check_matrix_memory`.
-pub fn check_table_search_size(topo: &Topology, per_pair: usize) -> Result<()> {
-    use crate::routing::table::candidates::MAX_PATHS;
+/// Refuses a table search whose candidate set (generated for every table, destination-based
+/// ones included, for the candidate bound) would exceed `MAX_PATHS`, before anything sized by
+/// router pairs is built. The training traffic's demand matrices are checked by
+/// `Traffic::check_matrix_memory`.
+pub fn check_table_search_size(topo: &Topology, bits: u32) -> Result<()> {
+    use crate::routing::table::candidates::{MAX_PATHS, candidate_paths};
     let n = topo.num_routers();
-    let pairs = n.saturating_mul(n.saturating_sub(1));
-    let paths = pairs.saturating_mul(per_pair);
+    let paths = candidate_paths(n, bits);
     if paths > MAX_PATHS {
         return Err(Error::field(
             "topology",
             format!(
-                "{n} routers are too many for an evolved table: {pairs} router pairs with \
-                 {per_pair} candidate path(s) each are {paths} paths (at most {MAX_PATHS})"
+                "{n} routers are too many for an evolved table: {} router pairs with {} \
+                 candidate path(s) each are {paths} paths (at most {MAX_PATHS})",
+                n * (n - 1),
+                1usize.checked_shl(bits).unwrap_or(usize::MAX)
             ),
         ));
     }

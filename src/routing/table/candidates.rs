@@ -64,6 +64,13 @@ const ENUMERATE_LIMIT: u64 = 1024;
 /// generation down gracefully instead of exploding (a search that hits it finds no spur).
 const SPUR_EXPANSIONS: usize = 200_000;
 
+/// Paths in the candidate set of `num_routers` routers with 2^`bits` per ordered pair
+/// (saturating: compared with [`MAX_PATHS`] before anything is built).
+pub fn candidate_paths(num_routers: usize, bits: u32) -> usize {
+    let pairs = num_routers.saturating_mul(num_routers.saturating_sub(1));
+    pairs.saturating_mul(1usize.checked_shl(bits).unwrap_or(usize::MAX))
+}
+
 /// Builds the candidate set of `topo`. Fails on invalid options, a topology too large for the
 /// set, or a router pair with no path.
 pub fn generate_candidates(topo: &Topology, opts: &CandidateOptions) -> Result<CandidateSet> {
@@ -74,15 +81,15 @@ pub fn generate_candidates(topo: &Topology, opts: &CandidateOptions) -> Result<C
         ));
     }
     let n = topo.num_routers();
-    let per_pair = 1usize << opts.bits;
     let pairs = n.saturating_mul(n.saturating_sub(1));
-    if pairs.saturating_mul(per_pair) > MAX_PATHS {
+    let paths = candidate_paths(n, opts.bits);
+    if paths > MAX_PATHS {
         return Err(Error::field(
             "candidates.bits",
             format!(
-                "{n} routers with 2^{} candidates per pair need {} paths (at most {MAX_PATHS})",
-                opts.bits,
-                pairs.saturating_mul(per_pair)
+                "{n} routers with 2^{} candidates per pair need {paths} paths (at most \
+                 {MAX_PATHS})",
+                opts.bits
             ),
         ));
     }
