@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use fabricopt::problem::LoadedProblem;
+use fabricopt::problem_file::LoadedProblem;
 use fabricopt::topology::Topology;
 use fabricopt::topology::metrics::{self, MetricsOptions, bisection, edge_connectivity, summarize};
 

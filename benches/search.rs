@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use fabricopt::problem::LoadedProblem;
+use fabricopt::problem_file::LoadedProblem;
 use fabricopt::search::benchmarks::RealProblem;
 use fabricopt::search::{Algorithm, RunSettings, run};
 

@@ -9,8 +9,8 @@
 use std::path::Path;
 use std::sync::OnceLock;
 
-use fabricopt::problem::{LoadedProblem, parse_problem};
-use fabricopt::routing::build_routing;
+use fabricopt::problem_file::{LoadedProblem, parse_problem};
+use fabricopt::registry::routing::build_routing;
 use fabricopt::routing::table::io;
 use fabricopt::search::benchmarks::{Benchmark, RealProblem};
 use fabricopt::search::checkpoint::Checkpoint;

@@ -1,14 +1,18 @@
 //! fabricopt: designs HPC interconnects.
 //!
 //! Data flows one way: problem file → topology → routing + traffic → simulator → metrics →
-//! search → export. See `docs/architecture.md`.
+//! search → export. A module uses only the modules before it in the order of
+//! `docs/architecture.md` ("Module order"), which `tests/module_order.rs` enforces.
 
 pub mod bounds;
 pub mod cli;
 pub mod error;
 pub mod export;
+pub mod files;
 pub mod learn;
-pub mod problem;
+pub mod params;
+pub mod problem_file;
+pub mod registry;
 pub mod routing;
 pub mod search;
 pub mod sim;

@@ -6,8 +6,9 @@ mod common;
 use std::path::Path;
 
 use common::{error_line, json};
+use fabricopt::registry::routing::build_routing;
+use fabricopt::routing::RoutingConfig;
 use fabricopt::routing::table::route::table_from_routing;
-use fabricopt::routing::{RoutingConfig, build_routing};
 use fabricopt::topology::TopologyConfig;
 
 fn problem(dir: &Path, name: &str, routing: &str) -> String {
@@ -31,10 +32,7 @@ fn simulate_a_table_file_relative_to_the_problem() {
         .unwrap()
         .build(Path::new("."), 1)
         .unwrap();
-    let dor_cfg = RoutingConfig {
-        algorithm: "dor".into(),
-        ..RoutingConfig::default()
-    };
+    let dor_cfg = RoutingConfig::new("dor");
     let dor = build_routing(&dor_cfg, &topo, 8).unwrap();
     let table = table_from_routing(dor.as_ref(), &topo, 8).unwrap();
     std::fs::create_dir(dir.path().join("tables")).unwrap();

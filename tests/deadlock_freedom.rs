@@ -10,10 +10,11 @@
 use std::path::Path;
 
 use fabricopt::learn::dqn_routing::{AckTransport, DqnRouting, DqnRoutingConfig, Policy};
+use fabricopt::registry::routing::build_routing;
 use fabricopt::routing::table::candidates::{CandidateOptions, generate_candidates};
 use fabricopt::routing::table::route::{TableClasses, TableMode, TableRouting};
 use fabricopt::routing::table::{RoutingTable, pair_index};
-use fabricopt::routing::{RoutingConfig, RoutingFunction, build_routing};
+use fabricopt::routing::{RoutingConfig, RoutingFunction};
 use fabricopt::sim::{Engine, SimConfig, Switching};
 use fabricopt::topology::{Topology, TopologyConfig};
 use fabricopt::traffic::{Traffic, TrafficConfig};
@@ -43,12 +44,9 @@ fn routing(
     algorithm: &str,
     escape: Option<&str>,
 ) -> Box<dyn RoutingFunction> {
-    let mut cfg = RoutingConfig {
-        algorithm: algorithm.into(),
-        ..RoutingConfig::default()
-    };
+    let mut cfg = RoutingConfig::new(algorithm);
     if let Some(e) = escape {
-        cfg.escape = Some(serde_json::from_value(serde_json::json!(e)).unwrap());
+        cfg.set("escape", e);
     }
     build_routing(&cfg, t, vcs).unwrap()
 }

@@ -7,7 +7,8 @@ use std::path::Path;
 
 use fabricopt::learn::dqn::DqnConfig;
 use fabricopt::learn::dqn_routing::{AgentScope, DqnRoutingConfig, DqnSession, Policy};
-use fabricopt::routing::{RoutingConfig, RoutingFunction, build_routing};
+use fabricopt::registry::routing::build_routing;
+use fabricopt::routing::{RoutingConfig, RoutingFunction};
 use fabricopt::sim::{self, Engine, LoadPoint, RunEnd, SimConfig, SimParams};
 use fabricopt::topology::{Topology, TopologyConfig};
 use fabricopt::traffic::{Traffic, TrafficConfig};
@@ -57,11 +58,7 @@ fn small_agent() -> DqnConfig {
 }
 
 fn dqn(t: &Topology, cfg: DqnRoutingConfig) -> Box<dyn RoutingFunction> {
-    let rc = RoutingConfig {
-        algorithm: "dqn".into(),
-        dqn: Some(cfg),
-        ..RoutingConfig::default()
-    };
+    let rc = RoutingConfig::new("dqn").with("dqn", cfg);
     build_routing(&rc, t, 3).unwrap()
 }
 

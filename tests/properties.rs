@@ -11,9 +11,10 @@ use proptest::test_runner::{Config, RngAlgorithm, RngSeed};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+use fabricopt::registry::routing::build_routing;
+use fabricopt::routing::RoutingConfig;
 use fabricopt::routing::table::candidates::{CandidateOptions, generate_candidates};
 use fabricopt::routing::table::load::RouterDemand;
-use fabricopt::routing::{RoutingConfig, build_routing};
 use fabricopt::search::SearchProblem;
 use fabricopt::search::config::ExanestSearch;
 use fabricopt::search::exanest::ExanestProblem;
@@ -73,10 +74,7 @@ proptest! {
     ) {
         let (spec, algorithm) = NETWORKS[network];
         let t = topo(spec);
-        let routing_config = RoutingConfig {
-            algorithm: algorithm.into(),
-            ..RoutingConfig::default()
-        };
+        let routing_config = RoutingConfig::new(algorithm);
         let probe = build_routing(&routing_config, &t, 8).unwrap();
         let vcs = vcs.max(probe.min_vcs());
         let routing = build_routing(&routing_config, &t, vcs).unwrap();

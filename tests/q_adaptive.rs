@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use fabricopt::cli::simulate::Setup;
 use fabricopt::learn::q_adaptive::QAdaptiveSession;
 use fabricopt::learn::q_routing::QRoutingSession;
-use fabricopt::problem::{LoadedProblem, parse_problem};
+use fabricopt::problem_file::{LoadedProblem, parse_problem};
 use fabricopt::sim::{self, Engine, LoadPoint, RunEnd};
 use fabricopt::topology::Endpoint;
 

@@ -5,9 +5,10 @@
 use std::any::Any;
 use std::path::Path;
 
+use fabricopt::registry::routing::build_routing;
 use fabricopt::routing::{
     CONTROL_CLASS, Candidate, ControlPacket, PacketInfo, RouteContext, RouteRng, RouteState,
-    RoutingConfig, RoutingFunction, RoutingSession, SessionHooks, VcRange, build_routing,
+    RoutingConfig, RoutingFunction, RoutingSession, SessionHooks, VcRange,
 };
 use fabricopt::sim::{Engine, SimConfig};
 use fabricopt::topology::{Topology, TopologyConfig};
@@ -113,10 +114,7 @@ fn setup() -> Topology {
 }
 
 fn dor(t: &Topology) -> Box<dyn RoutingFunction> {
-    let cfg = RoutingConfig {
-        algorithm: "dor".into(),
-        ..RoutingConfig::default()
-    };
+    let cfg = RoutingConfig::new("dor");
     build_routing(&cfg, t, 2).unwrap()
 }
 

@@ -4,9 +4,10 @@
 
 use std::path::Path;
 
+use fabricopt::registry::routing::build_routing;
 use fabricopt::routing::{
     Candidate, PacketInfo, RouteContext, RouteRng, RouteState, RoutingConfig, RoutingFunction,
-    VcRange, build_routing,
+    VcRange,
 };
 use fabricopt::sim::{self, Engine, RunEnd, SimConfig, SimParams, Switching};
 use fabricopt::topology::metrics::distances_from;
@@ -21,10 +22,7 @@ fn topo(spec: &str) -> Topology {
 }
 
 fn routing(name: &str, t: &Topology, vcs: usize) -> Box<dyn RoutingFunction> {
-    let cfg = RoutingConfig {
-        algorithm: name.into(),
-        ..RoutingConfig::default()
-    };
+    let cfg = RoutingConfig::new(name);
     build_routing(&cfg, t, vcs).unwrap()
 }
 
@@ -590,11 +588,7 @@ fn a_random_torus_tie_raises_dor_saturation() {
         ..SimConfig::default()
     });
     let stable = |tie: &str| {
-        let cfg = RoutingConfig {
-            algorithm: "dor".into(),
-            tie: Some(serde_json::from_value(serde_json::json!(tie)).unwrap()),
-            ..RoutingConfig::default()
-        };
+        let cfg = RoutingConfig::new("dor").with("tie", tie);
         let r = build_routing(&cfg, &t, 4).unwrap();
         sim::simulate_point(&t, r.as_ref(), traffic(&t, "uniform", 0.41, 1), &p, 1, 0.41).stable
     };

@@ -5,9 +5,10 @@
 
 use std::path::Path;
 
+use fabricopt::registry::routing::build_routing;
 use fabricopt::routing::table::route::{TableClasses, TableMode, TableRouting, table_from_routing};
 use fabricopt::routing::table::{RouterPath, RoutingTable, pair_index};
-use fabricopt::routing::{RoutingConfig, RoutingFunction, build_routing};
+use fabricopt::routing::{RoutingConfig, RoutingFunction};
 use fabricopt::sim::{self, Engine, RunEnd, SimConfig, SimParams};
 use fabricopt::topology::{Topology, TopologyConfig};
 use fabricopt::traffic::{Traffic, TrafficConfig};
@@ -26,10 +27,7 @@ fn traffic(t: &Topology, pattern: &str, load: f64, size: u32) -> Traffic {
 }
 
 fn routing(name: &str, t: &Topology, vcs: usize) -> Box<dyn RoutingFunction> {
-    let cfg = RoutingConfig {
-        algorithm: name.into(),
-        ..RoutingConfig::default()
-    };
+    let cfg = RoutingConfig::new(name);
     build_routing(&cfg, t, vcs).unwrap()
 }
 
@@ -319,10 +317,8 @@ fn registry_errors_name_the_field() {
     );
     let cfg = |f: &dyn Fn(&mut RoutingConfig)| {
         let mut c = RoutingConfig {
-            algorithm: "table".into(),
-            table: Some("mesh.json".into()),
             base_dir: Some(dir.path().to_path_buf()),
-            ..RoutingConfig::default()
+            ..RoutingConfig::new("table").with("table", "mesh.json")
         };
         f(&mut c);
         c
@@ -335,10 +331,10 @@ fn registry_errors_name_the_field() {
     // Relative to the base directory; defaults table [4, 8), adaptive [1, 4), escape [0, 1).
     let r = build_routing(&cfg(&|_| {}), &mesh, 8).unwrap();
     assert_eq!((r.name().as_str(), r.min_vcs()), ("table (hierarchy)", 8));
-    let e = err(cfg(&|c| c.table = Some("missing.json".into())), &mesh, 8);
+    let e = err(cfg(&|c| c.set("table", "missing.json")), &mesh, 8);
     assert!(e.starts_with("routing.table: cannot read "), "{e}");
     assert!(e.contains("missing.json"), "{e}");
-    let e = err(cfg(&|c| c.table = None), &mesh, 8);
+    let e = err(cfg(&|c| c.params.remove("table")), &mesh, 8);
     assert!(
         e.starts_with("routing.table: routing `table` needs a table file"),
         "{e}"
@@ -346,9 +342,9 @@ fn registry_errors_name_the_field() {
     let e = err(cfg(&|_| {}), &mesh3, 8);
     assert!(e.starts_with("routing.table: "), "{e}");
     assert!(e.ends_with("num_routers: 16 but the topology has 9"), "{e}");
-    let e = err(cfg(&|c| c.adaptive_vcs = Some([1, 5])), &mesh, 8);
+    let e = err(cfg(&|c| c.set("adaptive_vcs", [1, 5])), &mesh, 8);
     assert_eq!(e, "routing.adaptive_vcs: [1, 5) overlaps table_vcs [4, 8)");
-    let e = err(cfg(&|c| c.table_vcs = Some([4, 10])), &mesh, 8);
+    let e = err(cfg(&|c| c.set("table_vcs", [4, 10])), &mesh, 8);
     assert_eq!(
         e,
         "routing.table_vcs: [4, 10) goes beyond the 8 VCs per channel (simulation.num_vcs)"
@@ -356,7 +352,7 @@ fn registry_errors_name_the_field() {
     // Fewer than 5 VCs: the classes above the escape split between table and adaptive.
     let r = build_routing(&cfg(&|_| {}), &mesh, 4).unwrap();
     assert_eq!(r.min_vcs(), 4);
-    let e = err(cfg(&|c| c.table_vcs = Some([4, 4])), &mesh, 8);
+    let e = err(cfg(&|c| c.set("table_vcs", [4, 4])), &mesh, 8);
     assert!(
         e.starts_with("routing.table_vcs: the table VC class [4, 4) is empty"),
         "{e}"
@@ -366,12 +362,15 @@ fn registry_errors_name_the_field() {
         e.starts_with("simulation.num_vcs: the table > adaptive > escape"),
         "{e}"
     );
-    let e = err(cfg(&|c| c.escape_vcs = Some([0, 0])), &mesh, 8);
+    let e = err(cfg(&|c| c.set("escape_vcs", [0, 0])), &mesh, 8);
     assert_eq!(e, "routing.escape_vcs: the escape class needs a VC");
     let e = err(
         cfg(&|c| {
-            c.table_mode = Some(fabricopt::routing::table::route::TableModeName::Plain);
-            c.escape_vcs = Some([0, 1]);
+            c.set(
+                "table_mode",
+                fabricopt::routing::table::route::TableModeName::Plain,
+            );
+            c.set("escape_vcs", [0, 1]);
         }),
         &mesh,
         8,
@@ -381,28 +380,36 @@ fn registry_errors_name_the_field() {
         "routing.escape_vcs: applies to `table_mode = \"hierarchy\"` only"
     );
     let e = err(
-        cfg(&|c| c.table_mode = Some(fabricopt::routing::table::route::TableModeName::Layered)),
+        cfg(&|c| {
+            c.set(
+                "table_mode",
+                fabricopt::routing::table::route::TableModeName::Layered,
+            )
+        }),
         &mesh,
         8,
     );
     assert!(e.starts_with("routing.table_layers: "), "{e}");
     let e = err(
-        RoutingConfig {
-            algorithm: "dor".into(),
-            table: Some("mesh.json".into()),
-            ..RoutingConfig::default()
-        },
+        RoutingConfig::new("dor").with("table", "mesh.json"),
         &mesh,
         2,
     );
     assert_eq!(e, "routing.table: does not apply to routing `dor`");
     // Plain mode with a small VC count; layered mode with its layers file.
-    let mut c =
-        cfg(&|c| c.table_mode = Some(fabricopt::routing::table::route::TableModeName::Plain));
+    let mut c = cfg(&|c| {
+        c.set(
+            "table_mode",
+            fabricopt::routing::table::route::TableModeName::Plain,
+        )
+    });
     assert_eq!(build_routing(&c, &mesh, 1).unwrap().name(), "table (plain)");
     write(dir.path(), "layers.json", &format!("{:?}", vec![1u8; 240]));
-    c.table_mode = Some(fabricopt::routing::table::route::TableModeName::Layered);
-    c.table_layers = Some("layers.json".into());
+    c.set(
+        "table_mode",
+        fabricopt::routing::table::route::TableModeName::Layered,
+    );
+    c.set("table_layers", "layers.json");
     let e = err(c.clone(), &mesh, 1);
     assert!(e.starts_with("simulation.num_vcs: "), "{e}");
     assert_eq!(build_routing(&c, &mesh, 2).unwrap().min_vcs(), 2);

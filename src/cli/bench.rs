@@ -9,7 +9,7 @@ use clap::Args;
 use serde::Serialize;
 
 use super::simulate::Setup;
-use crate::problem::{LoadedProblem, parse_problem};
+use crate::problem_file::{LoadedProblem, parse_problem};
 use crate::sim::Engine;
 
 /// The speed cases: (name, problem file text). The files live in problems/bench/.

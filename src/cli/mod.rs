@@ -82,12 +82,12 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 
 /// Checks an output file option before the work that produces it (`--plot FILE`, ...).
 pub(crate) fn check_output_file(option: &str, path: &Path) -> anyhow::Result<()> {
-    crate::export::check_writable(path).map_err(|e| anyhow::anyhow!("{option}: {e}"))
+    crate::files::check_writable(path).map_err(|e| anyhow::anyhow!("{option}: {e}"))
 }
 
 /// Checks an output folder option (`--out DIR`, created when missing) before the work.
 pub(crate) fn check_output_dir(option: &str, dir: &Path) -> anyhow::Result<()> {
-    crate::export::check_dir_writable(dir).map_err(|e| anyhow::anyhow!("{option}: {e}"))
+    crate::files::check_dir_writable(dir).map_err(|e| anyhow::anyhow!("{option}: {e}"))
 }
 
 fn one_line(message: &str) -> String {

@@ -11,9 +11,9 @@ use clap::{Args, Subcommand, ValueEnum};
 use crate::export::routes::{
     DETERMINISTIC_ALGORITHMS, RoutesFormat, table_from_routing, to_format_string, walked_metadata,
 };
-use crate::export::write_atomically;
-use crate::problem::LoadedProblem;
-use crate::routing::build_routing;
+use crate::files::write_atomically;
+use crate::problem_file::LoadedProblem;
+use crate::registry::routing::build_routing;
 use crate::routing::table::io::read_json;
 use crate::routing::table::{PathOrigin, RoutingTable};
 use crate::topology::Topology;

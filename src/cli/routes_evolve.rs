@@ -11,13 +11,14 @@ use serde_json::{Value, json};
 
 use crate::bounds::{Bound, BoundKind, candidate_bound, routing_bound, single_path_bound};
 use crate::export::routes::{RoutesFormat, write_routes};
-use crate::problem::LoadedProblem;
+use crate::problem_file::LoadedProblem;
+use crate::registry::routing::build_routing;
+use crate::routing::RoutingFunction;
 use crate::routing::table::candidates::{CandidateOptions, MAX_BITS, generate_candidates};
 use crate::routing::table::io::TableMetadata;
 use crate::routing::table::load::RouterDemand;
 use crate::routing::table::route::{TableClasses, TableMode, TableRouting};
 use crate::routing::table::{CandidateSet, RoutingTable};
-use crate::routing::{RoutingFunction, build_routing};
 use crate::search::routing_tables::{Aggregate, RoutingTableProblem, check_table_search_size};
 use crate::search::{Algorithm, RunSettings, SearchProblem, ga, run, run_seed};
 use crate::sim::{SimParams, simulate_point};
@@ -306,10 +307,7 @@ pub fn run_evolve(args: &EvolveArgs) -> Result<()> {
     let mut baseline_cfg = p
         .routing
         .clone()
-        .unwrap_or_else(|| crate::routing::RoutingConfig {
-            algorithm: "dor".into(),
-            ..Default::default()
-        });
+        .unwrap_or_else(|| crate::routing::RoutingConfig::new("dor"));
     baseline_cfg.apply_preset(&params.preset, &topo);
     let baseline = build_routing(&baseline_cfg, &topo, params.num_vcs).map_err(in_file)?;
     let baseline_sim = simulate(&topo, baseline.as_ref(), &traffic, &params, p.seed, &loads)?;

@@ -8,7 +8,7 @@ use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
 
-use crate::problem::LoadedProblem;
+use crate::problem_file::LoadedProblem;
 use crate::search::benchmarks::RealProblem;
 use crate::search::config::{AlgorithmChoice, ProblemKind};
 use crate::search::front::{

@@ -10,7 +10,7 @@ use rayon::prelude::*;
 use serde_json::json;
 
 use super::search::{ReportExtra, SearchArgs, context, execute, report};
-use crate::problem::LoadedProblem;
+use crate::problem_file::LoadedProblem;
 use crate::search::config::BisectionMode;
 use crate::search::exanest::ExanestProblem;
 use crate::search::exanest_compare::{Comparison, compare_with_jellyfish};

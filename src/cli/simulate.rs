@@ -10,8 +10,8 @@ use serde::Serialize;
 
 use crate::bounds::{BoundKind, routing_bound, terminal_load};
 use crate::export::plot::{Series, line_plot};
-use crate::problem::LoadedProblem;
-use crate::routing::build_routing;
+use crate::problem_file::LoadedProblem;
+use crate::registry::routing::build_routing;
 use crate::routing::table::load::RouterDemand;
 use crate::sim::{self, LoadPoint, SimParams};
 use crate::topology::Topology;
@@ -391,18 +391,13 @@ fn run_compare(
     let mut routings = Vec::new();
     for entry in &args.compare {
         let mut cfg = match entry.strip_prefix("table:") {
-            Some(file) => crate::routing::RoutingConfig {
-                algorithm: "table".into(),
-                table: Some(PathBuf::from(file)),
-                ..Default::default()
-            },
+            Some(file) => {
+                crate::routing::RoutingConfig::new("table").with("table", PathBuf::from(file))
+            }
             // The problem file's own algorithm keeps its [routing] settings (e.g. the
             // learning parameters); the others run with their defaults.
             None if *entry == setup.routing_config.algorithm => setup.routing_config.clone(),
-            None => crate::routing::RoutingConfig {
-                algorithm: entry.clone(),
-                ..Default::default()
-            },
+            None => crate::routing::RoutingConfig::new(entry.clone()),
         };
         cfg.apply_preset(&setup.params.preset, &setup.topo);
         let routing = build_routing(&cfg, &setup.topo, setup.params.num_vcs)

@@ -8,7 +8,7 @@ use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::export::topology::{TopologyFormat, write_topology};
-use crate::problem::LoadedProblem;
+use crate::problem_file::LoadedProblem;
 use crate::topology::metrics::{self, MetricsOptions, TopologyMetrics};
 use crate::topology::{Topology, TopologyConfig, import};
 

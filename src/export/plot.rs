@@ -88,5 +88,5 @@ pub fn line_plot(
             .map_err(|e| draw(&e))?;
         root.present().map_err(|e| draw(&e))?;
     }
-    crate::export::write_atomically(path, svg.as_bytes())
+    crate::files::write_atomically(path, svg.as_bytes())
 }

@@ -51,7 +51,7 @@ pub fn write_routes(
     path: &Path,
 ) -> Result<Vec<String>> {
     let (text, warnings) = to_format_string(topo, table, meta, format)?;
-    super::write_atomically(path, text.as_bytes())?;
+    crate::files::write_atomically(path, text.as_bytes())?;
     Ok(warnings)
 }
 
@@ -375,17 +375,15 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
+    use crate::registry::routing::build_routing;
+    use crate::routing::RoutingConfig;
     use crate::routing::table::RouterPath;
     use crate::routing::table::io::{parse_csv, parse_json, parse_lft, parse_path_list, read_json};
-    use crate::routing::{RoutingConfig, build_routing};
     use crate::topology::generators::{DragonflyArrangement, cartesian, dragonfly};
     use crate::topology::{LinkParams, TopologyConfig};
 
     fn walked(topo: &Topology, algorithm: &str, num_vcs: usize) -> (RoutingTable, TableMetadata) {
-        let cfg = RoutingConfig {
-            algorithm: algorithm.into(),
-            ..Default::default()
-        };
+        let cfg = RoutingConfig::new(algorithm);
         let r = build_routing(&cfg, topo, num_vcs).unwrap();
         let (table, origins) =
             table_from_routing(r.as_ref(), topo, num_vcs, PathOrigin::Classical).unwrap();
@@ -611,10 +609,7 @@ mod tests {
     fn walking_refuses_routers_without_terminals() {
         let mut m = mesh();
         m.terminals.truncate(15);
-        let cfg = RoutingConfig {
-            algorithm: "dor".into(),
-            ..Default::default()
-        };
+        let cfg = RoutingConfig::new("dor");
         let r = build_routing(&cfg, &m, 2).unwrap();
         let err = table_from_routing(r.as_ref(), &m, 2, PathOrigin::Dor)
             .unwrap_err()

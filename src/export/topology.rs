@@ -34,7 +34,7 @@ impl TopologyFormat {
 /// `path`); returns warnings (e.g. what a format cannot express).
 pub fn write_topology(topo: &Topology, format: TopologyFormat, path: &Path) -> Result<Vec<String>> {
     let (text, warnings) = to_format_string(topo, format);
-    super::write_atomically(path, text.as_bytes())?;
+    crate::files::write_atomically(path, text.as_bytes())?;
     Ok(warnings)
 }
 

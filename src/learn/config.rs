@@ -7,11 +7,8 @@ use super::q_adaptive::{QAdaptive, QAdaptiveParams};
 use super::q_routing::{QRouting, QRoutingParams};
 use crate::error::{Error, Result};
 use crate::routing::RoutingFunction;
-use crate::routing::config::{RoutingConfig, reject_fields};
+use crate::routing::config::RoutingConfig;
 use crate::topology::Topology;
-
-/// Algorithm names of this family: the only ones a `[routing.q]` table applies to.
-pub const LEARNED: [&str; 2] = ["q_adaptive", "q_routing"];
 
 /// `[routing.q]`: every field optional. Defaults are the paper's values for the 1,056-node
 /// dragonfly (docs/sources.md §2); times are in cycles (1 cycle = 1 ns there).
@@ -159,23 +156,25 @@ fn positive(field: &str, v: f64) -> Result<f64> {
     }
 }
 
-/// Registry entry: builds `q_adaptive` or `q_routing`; `Ok(None)` for other names.
+/// Parameters of `q_adaptive` and `q_routing`: the `[routing.q]` table.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QParams {
+    pub q: Option<QConfig>,
+}
+
+/// Builds `q_adaptive` or `q_routing` (registry: `crate::registry::routing`).
 pub fn build(
     cfg: &RoutingConfig,
     topo: &Topology,
     num_vcs: usize,
-) -> Result<Option<Box<dyn RoutingFunction>>> {
-    let name = cfg.algorithm.as_str();
-    if !LEARNED.contains(&name) {
-        return Ok(None);
+) -> Result<Box<dyn RoutingFunction>> {
+    let q = cfg.read_params::<QParams>()?.q.unwrap_or_default();
+    match cfg.algorithm.as_str() {
+        "q_adaptive" => Ok(Box::new(QAdaptive::new(topo, num_vcs, q.q_adaptive()?)?)),
+        "q_routing" => Ok(Box::new(QRouting::new(topo, num_vcs, q.q_routing()?)?)),
+        _ => Err(cfg.not_in_family("Q-learning")),
     }
-    reject_fields(cfg, name, &crate::routing::config::CLASSICAL_FIELDS)?;
-    let q = cfg.q.clone().unwrap_or_default();
-    Ok(Some(if name == "q_adaptive" {
-        Box::new(QAdaptive::new(topo, num_vcs, q.q_adaptive()?)?)
-    } else {
-        Box::new(QRouting::new(topo, num_vcs, q.q_routing()?)?)
-    }))
 }
 
 #[cfg(test)]

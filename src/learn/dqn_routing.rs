@@ -331,18 +331,21 @@ impl RoutingFunction for DqnRouting {
     }
 }
 
-/// The registry family of `dqn`.
+/// Parameters of `dqn`: the `[routing.dqn]` table.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DqnParams {
+    pub dqn: Option<DqnRoutingConfig>,
+}
+
+/// Builds `dqn` (registry: `crate::registry::routing`).
 pub fn build(
     cfg: &crate::routing::RoutingConfig,
     topo: &Topology,
     num_vcs: usize,
-) -> Result<Option<Box<dyn RoutingFunction>>> {
-    if cfg.algorithm != "dqn" {
-        return Ok(None);
-    }
-    crate::routing::config::reject_fields(cfg, "dqn", &crate::routing::config::CLASSICAL_FIELDS)?;
-    let config = cfg.dqn.clone().unwrap_or_default();
-    Ok(Some(Box::new(DqnRouting::new(topo, num_vcs, config)?)))
+) -> Result<Box<dyn RoutingFunction>> {
+    let config = cfg.read_params::<DqnParams>()?.dqn.unwrap_or_default();
+    Ok(Box::new(DqnRouting::new(topo, num_vcs, config)?))
 }
 
 /// One router's record of a packet that crossed it.

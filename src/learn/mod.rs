@@ -11,4 +11,4 @@ pub mod nn;
 pub mod q_adaptive;
 pub mod q_routing;
 
-pub use config::{LEARNED, QConfig, build};
+pub use config::{QConfig, QParams, build};

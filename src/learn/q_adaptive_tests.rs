@@ -8,8 +8,9 @@ use std::path::Path;
 use rand::SeedableRng;
 
 use super::*;
+use crate::registry::routing::build_routing;
+use crate::routing::RoutingConfig;
 use crate::routing::paths::FreeNetwork;
-use crate::routing::{RoutingConfig, build_routing};
 use crate::topology::TopologyConfig;
 
 const P: usize = 2;
@@ -346,11 +347,7 @@ fn q_adaptive_no_feedback_inside_the_destination_group() {
 #[test]
 fn q_adaptive_build_errors_name_the_field() {
     let t = topo();
-    let cfg = |alg: &str| RoutingConfig {
-        algorithm: alg.into(),
-        q: Some(super::super::QConfig::default()),
-        ..RoutingConfig::default()
-    };
+    let cfg = |alg: &str| RoutingConfig::new(alg).with("q", super::super::QConfig::default());
     let err = |c: RoutingConfig, t: &Topology, v: usize| build_routing(&c, t, v).err().unwrap();
     let torus = TopologyConfig::parse_spec("torus:4x4")
         .unwrap()
@@ -370,10 +367,7 @@ fn q_adaptive_build_errors_name_the_field() {
         err(cfg("min"), &t, 5).to_string(),
         "routing.q: does not apply to routing `min`"
     );
-    let ugal = RoutingConfig {
-        ugal_factor: Some(1.0),
-        ..cfg("q_adaptive")
-    };
+    let ugal = cfg("q_adaptive").with("ugal_factor", 1.0);
     assert!(
         err(ugal, &t, 5)
             .to_string()

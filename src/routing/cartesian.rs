@@ -10,6 +10,7 @@
 //! deadlock arguments are in `docs/routing.md`.
 
 use rand::Rng;
+use serde::{Deserialize, Serialize};
 
 use super::config::RoutingConfig;
 use super::{
@@ -108,26 +109,42 @@ impl CartesianAlgorithm {
     }
 }
 
-/// Registry entry: builds `dor`, `duato`, `star`, `valiant` or `romm`; `Ok(None)` for other
-/// names.
+/// Parameters of `dor`, `valiant` and `romm`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CartesianParams {
+    /// On a torus: the ring direction at a tie (`plus`, default, or `random`).
+    pub tie: Option<TieBreak>,
+}
+
+/// Parameters of `duato` and `star`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EscapeParams {
+    /// On a torus: the ring direction at a tie (`plus`, default, or `random`).
+    pub tie: Option<TieBreak>,
+    /// Whether a packet that took an escape VC stays on the escape network (`sticky`, default)
+    /// or may return to the adaptive VCs (`return`).
+    pub escape: Option<EscapePolicy>,
+}
+
+/// Builds `dor`, `duato`, `star`, `valiant` or `romm` (registry: `crate::registry::routing`).
 pub fn build(
     cfg: &RoutingConfig,
     topo: &Topology,
     num_vcs: usize,
-) -> Result<Option<Box<dyn RoutingFunction>>> {
-    let Some(algorithm) = CartesianAlgorithm::from_name(&cfg.algorithm) else {
-        return Ok(None);
+) -> Result<Box<dyn RoutingFunction>> {
+    let algorithm = CartesianAlgorithm::from_name(&cfg.algorithm)
+        .ok_or_else(|| cfg.not_in_family("mesh/torus"))?;
+    let (tie, escape) = match algorithm {
+        CartesianAlgorithm::Duato | CartesianAlgorithm::Star => {
+            let p: EscapeParams = cfg.read_params()?;
+            (p.tie, p.escape)
+        }
+        _ => (cfg.read_params::<CartesianParams>()?.tie, None),
     };
-    let name = algorithm.name();
-    super::config::reject_fields(cfg, name, &crate::routing::config::CLASSICAL_FIELDS)?;
-    if !matches!(
-        algorithm,
-        CartesianAlgorithm::Duato | CartesianAlgorithm::Star
-    ) {
-        super::config::reject_fields(cfg, name, &["escape"])?;
-    }
     let mut rf = CartesianRouting::new(algorithm, topo, num_vcs)?;
-    if let Some(tie) = cfg.tie {
+    if let Some(tie) = tie {
         if !rf.wrap {
             return Err(Error::field(
                 "routing.tie",
@@ -139,8 +156,8 @@ pub fn build(
         }
         rf.tie = tie;
     }
-    rf.escape = cfg.escape.unwrap_or_default();
-    Ok(Some(Box::new(rf)))
+    rf.escape = escape.unwrap_or_default();
+    Ok(Box::new(rf))
 }
 
 /// A mesh/torus routing function with its geometry tables.

@@ -5,7 +5,8 @@ use super::testkit::{
     last_lowest, random_pick, walk,
 };
 use super::*;
-use crate::routing::{RoutingConfig, build_routing};
+use crate::registry::routing::build_routing;
+use crate::routing::RoutingConfig;
 use crate::topology::LinkParams;
 use crate::topology::generators::{DragonflyArrangement, cartesian, dragonfly};
 use crate::topology::metrics::distances_from;
@@ -30,10 +31,7 @@ fn topologies() -> Vec<Topology> {
 }
 
 fn build(alg: CartesianAlgorithm, topo: &Topology, vcs: usize) -> Box<dyn RoutingFunction> {
-    let cfg = RoutingConfig {
-        algorithm: alg.name().into(),
-        ..Default::default()
-    };
+    let cfg = RoutingConfig::new(alg.name());
     build_routing(&cfg, topo, vcs).unwrap()
 }
 
@@ -465,10 +463,7 @@ fn romm_and_valiant_draw_varied_intermediates() {
 fn registry_builds_by_name_and_reports_shape_and_vc_errors() {
     let torus = grid(&[4, 4], true, 1);
     let mesh = grid(&[4, 4], false, 1);
-    let cfg = |name: &str| RoutingConfig {
-        algorithm: name.into(),
-        ..Default::default()
-    };
+    let cfg = |name: &str| RoutingConfig::new(name);
     let rf = build_routing(&cfg("dor"), &torus, 2).unwrap();
     assert_eq!((rf.name().as_str(), rf.min_vcs()), ("dor", 2));
     for (alg, mesh_vcs, torus_vcs) in [
@@ -513,14 +508,15 @@ fn registry_builds_by_name_and_reports_shape_and_vc_errors() {
         .to_string();
     assert!(err.starts_with("routing.algorithm:"), "{err}");
     assert!(err.contains("meshes and tori only"), "{err}");
-    let bad = RoutingConfig {
-        ugal_factor: Some(2.0),
-        ..cfg("duato")
-    };
+    let bad = cfg("duato").with("ugal_factor", 2.0);
     let err = build_routing(&bad, &torus, 3).err().unwrap().to_string();
     assert!(err.starts_with("routing.ugal_factor:"), "{err}");
-    // Other names are left to the other families.
-    assert!(super::build(&cfg("min"), &torus, 2).unwrap().is_none());
+    // Another family's name is refused (a registry line pointing at the wrong builder).
+    let err = super::build(&cfg("min"), &torus, 2)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(err.contains("is not a mesh/torus algorithm"), "{err}");
 }
 
 fn build_with(
@@ -529,10 +525,7 @@ fn build_with(
     vcs: usize,
     set: &dyn Fn(&mut RoutingConfig),
 ) -> Box<dyn RoutingFunction> {
-    let mut cfg = RoutingConfig {
-        algorithm: alg.name().into(),
-        ..Default::default()
-    };
+    let mut cfg = RoutingConfig::new(alg.name());
     set(&mut cfg);
     build_routing(&cfg, topo, vcs).unwrap()
 }
@@ -543,7 +536,7 @@ fn build_with(
 fn random_tie_takes_both_directions_and_stays_minimal_and_acyclic() {
     let topo = grid(&[4, 4], true, 1);
     let rf = build_with(CartesianAlgorithm::Dor, &topo, 2, &|c| {
-        c.tie = Some(TieBreak::Random)
+        c.set("tie", TieBreak::Random)
     });
     let mut deps = HashSet::new();
     let (mut plus, mut minus) = (0, 0);
@@ -586,7 +579,7 @@ fn sticky_escape_packets_stay_on_the_escape_network() {
                 .into_iter()
                 .enumerate()
             {
-                let rf = build_with(alg, &topo, vcs, &|c| c.escape = Some(policy));
+                let rf = build_with(alg, &topo, vcs, &|c| c.set("escape", policy));
                 assert_eq!(
                     rf.cut_through_vcs(vcs),
                     crate::routing::vc_mask(escape..vcs)
@@ -611,17 +604,14 @@ fn escape_and_tie_are_checked_where_they_do_not_apply() {
     let mesh = grid(&[4, 4], false, 1);
     let torus = grid(&[4, 4], true, 1);
     let err = |topo: &Topology, alg: &str, set: &dyn Fn(&mut RoutingConfig)| {
-        let mut cfg = RoutingConfig {
-            algorithm: alg.into(),
-            ..Default::default()
-        };
+        let mut cfg = RoutingConfig::new(alg);
         set(&mut cfg);
         build_routing(&cfg, topo, 4).err().unwrap().to_string()
     };
-    let e = err(&torus, "dor", &|c| c.escape = Some(EscapePolicy::Return));
+    let e = err(&torus, "dor", &|c| c.set("escape", EscapePolicy::Return));
     assert_eq!(e, "routing.escape: does not apply to routing `dor`");
-    let e = err(&mesh, "dor", &|c| c.tie = Some(TieBreak::Random));
+    let e = err(&mesh, "dor", &|c| c.set("tie", TieBreak::Random));
     assert!(e.starts_with("routing.tie: applies to tori only"), "{e}");
-    let e = err(&torus, "updown", &|c| c.tie = Some(TieBreak::Random));
+    let e = err(&torus, "updown", &|c| c.set("tie", TieBreak::Random));
     assert_eq!(e, "routing.tie: does not apply to routing `updown`");
 }

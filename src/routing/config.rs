@@ -1,202 +1,140 @@
-//! The `[routing]` table of a problem file and the registry that builds a routing function
-//! by name.
+//! The `[routing]` table of a problem file: the algorithm's name and its own parameters. Each
+//! algorithm reads its parameters into its own struct (see `crate::registry::routing`, which
+//! lists the algorithms), so a key that does not belong to the chosen algorithm is an error.
 
+use std::fmt;
 use std::path::PathBuf;
 
+use serde::de::{self, DeserializeOwned, MapAccess, Visitor};
+use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize};
 
-use super::RoutingFunction;
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::params::Params;
 use crate::topology::Topology;
 
-/// Every field the `[routing]` table may hold; which ones apply depends on `algorithm`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// A `[routing]` table: `algorithm` and the algorithm's parameters as written.
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct RoutingConfig {
     /// Algorithm name, e.g. `dor`, `min`, `ugal_g`, `dfsssp`, `updown`.
     pub algorithm: String,
-    /// UGAL/PAR: take the non-minimal path iff `cost_min > factor * cost_nonmin + bias`
-    /// (docs/sources.md §2: factor 2, bias 0; `ugal_booksim`: bias 30).
-    pub ugal_factor: Option<f64>,
-    pub ugal_bias: Option<f64>,
-    /// `duato`, `star`: whether a packet that took an escape VC stays on the escape network
-    /// (`sticky`, default) or may return to the adaptive VCs (`return`).
-    pub escape: Option<super::cartesian::EscapePolicy>,
-    /// Mesh/torus algorithms on a torus: the ring direction at a tie (`plus`, default, or
-    /// `random`).
-    pub tie: Option<super::cartesian::TieBreak>,
-    /// Dragonfly `min`: the VC class of the global hop (`source`, default, or `destination`
-    /// as BookSim2).
-    pub global_vc: Option<super::dragonfly::GlobalVc>,
-    /// Layered shortest-path routing: most VC layers to use (default: all VCs).
-    pub max_layers: Option<usize>,
-    /// up*/down*: root router (default: the router of least eccentricity, lowest id).
-    pub root: Option<usize>,
-    /// `table`: the routing table file (JSON of a `RoutingTable`), relative paths from the
-    /// problem file's directory.
-    pub table: Option<PathBuf>,
-    /// `table`: `hierarchy` (default), `layered` or `plain`.
-    pub table_mode: Option<super::table::route::TableModeName>,
-    /// `table`, layered mode: JSON array of one layer (VC) per router pair.
-    pub table_layers: Option<PathBuf>,
-    /// `table`, hierarchy mode: VC classes as `[start, end)` (defaults: table `[4, num_vcs)`,
-    /// adaptive `[e, 4)`, escape `[0, e)`, `e` = 2 on a torus, 1 elsewhere).
-    pub table_vcs: Option<[usize; 2]>,
-    pub adaptive_vcs: Option<[usize; 2]>,
-    pub escape_vcs: Option<[usize; 2]>,
-    /// `q_adaptive`, `q_routing`: the `[routing.q]` table of learning parameters.
-    pub q: Option<crate::learn::QConfig>,
-    /// `dqn`: the `[routing.dqn]` table (DQN-routing; see docs/learning.md).
-    pub dqn: Option<crate::learn::dqn_routing::DqnRoutingConfig>,
+    /// Every other key of the table; the algorithm reads them with [`RoutingConfig::read_params`].
+    pub params: Params,
     /// Directory relative file names (`table`, `table_layers`) are resolved from; set by the
     /// problem loader, not read from the file.
-    #[serde(skip)]
     pub base_dir: Option<PathBuf>,
 }
 
 impl RoutingConfig {
-    /// Whether the optional field `routing.<field>` is given.
-    fn is_set(&self, field: &str) -> bool {
-        match field {
-            "ugal_factor" => self.ugal_factor.is_some(),
-            "ugal_bias" => self.ugal_bias.is_some(),
-            "escape" => self.escape.is_some(),
-            "tie" => self.tie.is_some(),
-            "global_vc" => self.global_vc.is_some(),
-            "max_layers" => self.max_layers.is_some(),
-            "root" => self.root.is_some(),
-            "table" => self.table.is_some(),
-            "table_mode" => self.table_mode.is_some(),
-            "table_layers" => self.table_layers.is_some(),
-            "table_vcs" => self.table_vcs.is_some(),
-            "adaptive_vcs" => self.adaptive_vcs.is_some(),
-            "escape_vcs" => self.escape_vcs.is_some(),
-            "q" => self.q.is_some(),
-            "dqn" => self.dqn.is_some(),
-            _ => unreachable!("not a [routing] field: {field}"),
+    /// Algorithm `algorithm` with no parameters set.
+    pub fn new(algorithm: impl Into<String>) -> Self {
+        RoutingConfig {
+            algorithm: algorithm.into(),
+            ..RoutingConfig::default()
         }
     }
-}
 
-/// Fields of the classical algorithms (UGAL/PAR, layered shortest paths, up*/down*), which
-/// every other family rejects.
-pub(crate) const CLASSICAL_FIELDS: [&str; 4] = ["ugal_factor", "ugal_bias", "max_layers", "root"];
+    /// Sets parameter `key` to a value as the problem file would write it, e.g.
+    /// `RoutingConfig::new("dor").with("tie", TieBreak::Random)`; a `None` leaves it unset.
+    ///
+    /// # Panics
+    /// If `value` has no TOML form (a map with non-string keys): a programming error.
+    pub fn with(mut self, key: &str, value: impl Serialize) -> Self {
+        self.set(key, value);
+        self
+    }
 
-/// Fields of the mesh/torus algorithms only.
-pub(crate) const CARTESIAN_FIELDS: [&str; 2] = ["escape", "tie"];
+    /// In-place [`RoutingConfig::with`].
+    pub fn set(&mut self, key: &str, value: impl Serialize) {
+        match toml::Value::try_from(&value) {
+            Ok(value) => self.params.set(key, value),
+            // TOML has no null: the one value that fails here and is null in JSON is `None`.
+            Err(_) if serde_json::to_value(&value).is_ok_and(|v| v.is_null()) => {
+                self.params.remove(key)
+            }
+            Err(e) => panic!("routing.{key} has no TOML form: {e}"),
+        }
+    }
 
-/// Fields of the dragonfly algorithms (`routing::dragonfly`) only.
-pub(crate) const DRAGONFLY_FIELDS: [&str; 1] = ["global_vc"];
+    /// The algorithm's parameter struct `P` (unknown keys are errors naming `routing.<key>`).
+    pub fn read_params<P: DeserializeOwned>(&self) -> Result<P> {
+        self.params
+            .read("routing", &format!("routing `{}`", self.algorithm))
+    }
 
-/// Fields of the `table` algorithm only.
-pub(crate) const TABLE_FIELDS: [&str; 6] = [
-    "table",
-    "table_mode",
-    "table_layers",
-    "table_vcs",
-    "adaptive_vcs",
-    "escape_vcs",
-];
+    /// The error of a family's builder given a name that is not one of its own (a registry
+    /// line that points at the wrong builder).
+    pub fn not_in_family(&self, family: &str) -> crate::error::Error {
+        crate::error::Error::field(
+            "routing.algorithm",
+            format!("`{}` is not a {family} algorithm", self.algorithm),
+        )
+    }
 
-impl RoutingConfig {
-    /// The routing defaults of simulation preset `preset`, for fields not set. Only `booksim`
-    /// has any (BookSim2's behaviour): mesh/torus algorithms on a torus break ring ties at random (`tie`), `duato` and
-    /// `star` keep packets on the escape network (`escape`, as `min_adapt`), dragonfly `min`
-    /// puts the global hop on the destination group's VC (`global_vc`).
+    /// The routing defaults of simulation preset `preset`, for parameters not set. Only
+    /// `booksim` has any (BookSim2's behaviour): mesh/torus algorithms on a torus break ring
+    /// ties at random (`tie`), `duato` and `star` keep packets on the escape network (`escape`,
+    /// as `min_adapt`), dragonfly `min` puts the global hop on the destination group's VC
+    /// (`global_vc`).
     pub fn apply_preset(&mut self, preset: &str, topo: &Topology) {
         if preset != "booksim" {
             return;
         }
-        if matches!(self.algorithm.as_str(), "duato" | "star") && self.escape.is_none() {
-            self.escape = Some(super::cartesian::EscapePolicy::Sticky);
+        let mut default = |key: &str, value: &str| {
+            if !self.params.contains(key) {
+                self.params.set(key, value);
+            }
+        };
+        let algorithm = self.algorithm.clone();
+        if matches!(algorithm.as_str(), "duato" | "star") {
+            default("escape", "sticky");
         }
-        if self.algorithm == "min" && self.global_vc.is_none() {
-            self.global_vc = Some(super::dragonfly::GlobalVc::Destination);
+        if algorithm == "min" {
+            default("global_vc", "destination");
         }
         let torus = matches!(
             topo.shape,
             crate::topology::Shape::Cartesian { wrap: true, .. }
         );
-        if torus
-            && super::cartesian::CartesianAlgorithm::from_name(&self.algorithm).is_some()
-            && self.tie.is_none()
-        {
-            self.tie = Some(super::cartesian::TieBreak::Random);
+        if torus && super::cartesian::CartesianAlgorithm::from_name(&algorithm).is_some() {
+            default("tie", "random");
         }
     }
 }
 
-/// Errors on the first of `fields` that is given although routing `algorithm` ignores it, so
-/// that a typo in a problem file is not silently dropped.
-pub(crate) fn reject_fields(cfg: &RoutingConfig, algorithm: &str, fields: &[&str]) -> Result<()> {
-    match fields.iter().find(|f| cfg.is_set(f)) {
-        Some(f) => Err(Error::field(
-            format!("routing.{f}"),
-            format!("does not apply to routing `{algorithm}`"),
-        )),
-        None => Ok(()),
+/// Written as one table: `algorithm` first, then the parameters.
+impl Serialize for RoutingConfig {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("algorithm", &self.algorithm)?;
+        for key in self.params.keys() {
+            map.serialize_entry(key, &self.params.get(key))?;
+        }
+        map.end()
     }
 }
 
-/// A family of algorithms: returns `Ok(None)` when the name is not one of its own.
-type Family = fn(&RoutingConfig, &Topology, usize) -> Result<Option<Box<dyn RoutingFunction>>>;
-
-const FAMILIES: &[Family] = &[
-    super::cartesian::build,
-    super::dragonfly::build,
-    super::layered::build,
-    super::table::route::build,
-    crate::learn::build,
-    crate::learn::dqn_routing::build,
-];
-
-/// Algorithm names known to the registry, for error messages.
-pub const ALGORITHMS: &str = "dor, duato, star, valiant, romm (mesh/torus); min, val_g, val_n, \
-ugal_g, ugal_n, par, ugal_booksim, q_adaptive (dragonfly); dfsssp, updown, table, q_routing (any \
-topology); dqn (2-D torus)";
-
-/// Builds the routing function named in `cfg` for `topo` with `num_vcs` VCs per channel.
-pub fn build_routing(
-    cfg: &RoutingConfig,
-    topo: &Topology,
-    num_vcs: usize,
-) -> Result<Box<dyn RoutingFunction>> {
-    // The table fields are checked here rather than in every family, which predate them.
-    if cfg.algorithm != "table" {
-        reject_fields(cfg, &cfg.algorithm, &TABLE_FIELDS)?;
-    }
-    if super::cartesian::CartesianAlgorithm::from_name(&cfg.algorithm).is_none() {
-        reject_fields(cfg, &cfg.algorithm, &CARTESIAN_FIELDS)?;
-    }
-    if super::dragonfly::DragonflyAlgorithm::from_name(&cfg.algorithm).is_none() {
-        reject_fields(cfg, &cfg.algorithm, &DRAGONFLY_FIELDS)?;
-    }
-    if !crate::learn::LEARNED.contains(&cfg.algorithm.as_str()) {
-        reject_fields(cfg, &cfg.algorithm, &["q"])?;
-    }
-    if cfg.algorithm != "dqn" {
-        reject_fields(cfg, &cfg.algorithm, &["dqn"])?;
-    }
-    for family in FAMILIES {
-        if let Some(r) = family(cfg, topo, num_vcs)? {
-            if r.min_vcs() > num_vcs {
-                return Err(Error::field(
-                    "simulation.num_vcs",
-                    format!(
-                        "routing `{}` needs at least {} VCs per channel (got {num_vcs})",
-                        r.name(),
-                        r.min_vcs()
-                    ),
-                ));
+impl<'de> Deserialize<'de> for RoutingConfig {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Table;
+        impl<'de> Visitor<'de> for Table {
+            type Value = RoutingConfig;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a [routing] table with `algorithm`")
             }
-            return Ok(r);
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> std::result::Result<RoutingConfig, A::Error> {
+                let (algorithm, params) = Params::read_with_selector(map, "algorithm")?;
+                let algorithm = algorithm.ok_or_else(|| de::Error::missing_field("algorithm"))?;
+                Ok(RoutingConfig {
+                    algorithm,
+                    params,
+                    base_dir: None,
+                })
+            }
         }
+        d.deserialize_map(Table)
     }
-    Err(Error::field(
-        "routing.algorithm",
-        format!(
-            "unknown algorithm `{}` (expected one of: {ALGORITHMS})",
-            cfg.algorithm
-        ),
-    ))
 }

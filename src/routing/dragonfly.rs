@@ -13,6 +13,7 @@
 //! of global hops taken (bits 4..7). VC classes and the deadlock argument are in `docs/routing.md`.
 
 use rand::Rng;
+use serde::{Deserialize, Serialize};
 
 use super::config::RoutingConfig;
 use super::{
@@ -138,33 +139,54 @@ impl DragonflyAlgorithm {
     }
 }
 
-/// Registry entry: builds `min`, `val_g`, `val_n`, `ugal_g`, `ugal_n`, `par` or
-/// `ugal_booksim`; `Ok(None)` for other names.
+/// Parameters of `min`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MinParams {
+    /// The VC class of the global hop (`source`, default, or `destination` as BookSim2).
+    pub global_vc: Option<GlobalVc>,
+}
+
+/// Parameters of `val_g` and `val_n` (none).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ValiantParams {}
+
+/// Parameters of `ugal_g`, `ugal_n`, `par` and `ugal_booksim`: take the non-minimal path iff
+/// `cost_min > factor * cost_nonmin + bias` (docs/sources.md §2: factor 2, bias 0;
+/// `ugal_booksim`: bias 30).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UgalParams {
+    pub ugal_factor: Option<f64>,
+    pub ugal_bias: Option<f64>,
+}
+
+/// Builds `min`, `val_g`, `val_n`, `ugal_g`, `ugal_n`, `par` or `ugal_booksim` (registry:
+/// `crate::registry::routing`).
 pub fn build(
     cfg: &RoutingConfig,
     topo: &Topology,
     num_vcs: usize,
-) -> Result<Option<Box<dyn RoutingFunction>>> {
-    let Some(algorithm) = DragonflyAlgorithm::from_name(&cfg.algorithm) else {
-        return Ok(None);
-    };
-    let name = algorithm.name();
-    let mut unused = vec!["max_layers", "root"];
-    if !algorithm.adaptive() {
-        unused.extend(["ugal_factor", "ugal_bias"]);
+) -> Result<Box<dyn RoutingFunction>> {
+    let algorithm = DragonflyAlgorithm::from_name(&cfg.algorithm)
+        .ok_or_else(|| cfg.not_in_family("dragonfly"))?;
+    let (mut ugal, mut global_vc) = (UgalParams::default(), None);
+    if algorithm.adaptive() {
+        ugal = cfg.read_params()?;
+    } else if algorithm == DragonflyAlgorithm::Min {
+        global_vc = cfg.read_params::<MinParams>()?.global_vc;
+    } else {
+        cfg.read_params::<ValiantParams>()?;
     }
-    if algorithm != DragonflyAlgorithm::Min {
-        unused.push("global_vc");
-    }
-    super::config::reject_fields(cfg, name, &unused)?;
-    let factor = cfg.ugal_factor.unwrap_or(2.0);
+    let factor = ugal.ugal_factor.unwrap_or(2.0);
     if !(factor.is_finite() && factor >= 0.0) {
         return Err(Error::field(
             "routing.ugal_factor",
             format!("must be a finite number >= 0 (got {factor})"),
         ));
     }
-    let bias = cfg.ugal_bias.unwrap_or(algorithm.default_bias());
+    let bias = ugal.ugal_bias.unwrap_or(algorithm.default_bias());
     if !bias.is_finite() {
         return Err(Error::field(
             "routing.ugal_bias",
@@ -174,8 +196,8 @@ pub fn build(
     let mut rf = DragonflyRouting::new(algorithm, topo, num_vcs)?;
     rf.factor = factor;
     rf.bias = bias;
-    rf.global_vc = cfg.global_vc.unwrap_or_default();
-    Ok(Some(Box::new(rf)))
+    rf.global_vc = global_vc.unwrap_or_default();
+    Ok(Box::new(rf))
 }
 
 /// One global link leaving a group: the router holding it, its port and the router it lands on.

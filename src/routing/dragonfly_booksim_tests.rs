@@ -6,27 +6,22 @@ use rand::SeedableRng;
 
 use super::tests::{a_of, build, check_classes, class_of, df, is_global, max_hops, min_path, term};
 use super::*;
+use crate::registry::routing::build_routing;
+use crate::routing::RoutingConfig;
 use crate::routing::cartesian::testkit::{
     FakeView, PickFn, VcNode, Walk, add_deps, find_cycle, first_highest, first_lowest, packet, walk,
 };
-use crate::routing::{RoutingConfig, build_routing};
 use crate::topology::LinkParams;
 use crate::topology::generators::{DragonflyArrangement, cartesian};
 
 use DragonflyAlgorithm as A;
 
 fn cfg(name: &str) -> RoutingConfig {
-    RoutingConfig {
-        algorithm: name.into(),
-        ..Default::default()
-    }
+    RoutingConfig::new(name)
 }
 
 fn min_cfg(global_vc: GlobalVc) -> RoutingConfig {
-    RoutingConfig {
-        global_vc: Some(global_vc),
-        ..cfg("min")
-    }
+    cfg("min").with("global_vc", global_vc)
 }
 
 #[test]
@@ -83,6 +78,11 @@ fn min_global_vc_destination_puts_the_global_hop_in_class_1() {
 fn global_vc_parses_and_applies_to_min_only() {
     let parse = |v: &str| {
         toml::from_str::<RoutingConfig>(&format!("algorithm = \"min\"\nglobal_vc = \"{v}\""))
+            .map_err(|e| e.to_string())
+            .and_then(|c| {
+                c.read_params::<super::MinParams>()
+                    .map_err(|e| e.to_string())
+            })
     };
     assert_eq!(parse("source").unwrap().global_vc, Some(GlobalVc::Source));
     assert_eq!(
@@ -92,10 +92,7 @@ fn global_vc_parses_and_applies_to_min_only() {
     assert!(parse("global").is_err());
     let topo = df(2, 4, 2, 9, DragonflyArrangement::Absolute);
     let torus = cartesian(&[4, 4], true, 1, &LinkParams::default()).unwrap();
-    let with = |name: &str| RoutingConfig {
-        global_vc: Some(GlobalVc::Source),
-        ..cfg(name)
-    };
+    let with = |name: &str| cfg(name).with("global_vc", GlobalVc::Source);
     assert!(build_routing(&with("min"), &topo, 2).is_ok());
     let others = A::ALL
         .into_iter()
@@ -203,11 +200,9 @@ fn ugal_booksim_decides_on_used_credits_only_with_bias_30() {
     set_used(&mut view, s, val_port, &[5]);
     set_used(&mut view, s, min_port, &[11]);
     let with = |factor: Option<f64>, bias: Option<f64>| {
-        let c = RoutingConfig {
-            ugal_factor: factor,
-            ugal_bias: bias,
-            ..cfg("ugal_booksim")
-        };
+        let c = cfg("ugal_booksim")
+            .with("ugal_factor", factor)
+            .with("ugal_bias", bias);
         build_routing(&c, &topo, 3).unwrap()
     };
     assert!(!nonmin(&*with(None, None), &view));
@@ -215,10 +210,7 @@ fn ugal_booksim_decides_on_used_credits_only_with_bias_30() {
     assert!(!nonmin(&*with(None, Some(1.0)), &view));
     assert!(nonmin(&*with(Some(1.0), Some(5.0)), &view));
     assert!(!nonmin(&*with(Some(1.0), Some(6.0)), &view));
-    let bad = RoutingConfig {
-        ugal_bias: Some(f64::NAN),
-        ..cfg("ugal_booksim")
-    };
+    let bad = cfg("ugal_booksim").with("ugal_bias", f64::NAN);
     let err = build_routing(&bad, &topo, 3).err().unwrap().to_string();
     assert!(err.starts_with("routing.ugal_bias:"), "{err}");
 }

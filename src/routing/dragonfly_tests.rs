@@ -3,11 +3,12 @@ use std::collections::HashSet;
 use rand::SeedableRng;
 
 use super::*;
+use crate::registry::routing::build_routing;
+use crate::routing::RoutingConfig;
 use crate::routing::cartesian::testkit::{
     FakeView, Hop, PickFn, VcNode, Walk, add_deps, find_cycle, first_highest, first_lowest, packet,
     random_pick, walk,
 };
-use crate::routing::{RoutingConfig, build_routing};
 use crate::topology::generators::{DragonflyArrangement, cartesian, dragonfly};
 use crate::topology::metrics::distances_from;
 use crate::topology::{LinkKind, LinkParams};
@@ -37,10 +38,7 @@ pub(super) fn a_of(topo: &Topology) -> usize {
 }
 
 pub(super) fn build(alg: A, topo: &Topology, vcs: usize) -> Box<dyn RoutingFunction> {
-    let cfg = RoutingConfig {
-        algorithm: alg.name().into(),
-        ..Default::default()
-    };
+    let cfg = RoutingConfig::new(alg.name());
     build_routing(&cfg, topo, vcs).unwrap()
 }
 
@@ -237,11 +235,7 @@ fn oblivious_channel_dependencies_are_acyclic() {
     for topo in topologies() {
         for (alg, global_vc) in cases {
             let vcs = alg.min_vcs();
-            let cfg = RoutingConfig {
-                algorithm: alg.name().into(),
-                global_vc,
-                ..Default::default()
-            };
+            let cfg = RoutingConfig::new(alg.name()).with("global_vc", global_vc);
             let rf = build_routing(&cfg, &topo, vcs).unwrap();
             let view = FakeView::new(vcs, 8);
             let mut deps: HashSet<(VcNode, VcNode)> = HashSet::new();
@@ -376,10 +370,7 @@ pub(super) fn route_once(
 fn ugal_goes_non_minimal_only_when_the_minimal_port_is_congested() {
     let topo = df(2, 4, 2, 9, DragonflyArrangement::Absolute);
     let lgl = lgl_distances(&topo);
-    let cfg = |alg: A| RoutingConfig {
-        algorithm: alg.name().into(),
-        ..Default::default()
-    };
+    let cfg = |alg: A| RoutingConfig::new(alg.name());
     // Router 1 (group 0) to router 30 (group 7); intermediate router 17 / group 4.
     let (s, t) = (1, 30);
     for alg in [A::UgalG, A::UgalN, A::Par] {
@@ -435,18 +426,12 @@ fn ugal_goes_non_minimal_only_when_the_minimal_port_is_congested() {
         assert_eq!(w.state.flags & NONMIN, NONMIN);
         // factor and bias come from the configuration.
         even.queues.clear();
-        let biased = RoutingConfig {
-            ugal_factor: Some(1.0),
-            ugal_bias: Some(0.0),
-            ..cfg(alg)
-        };
+        let biased = cfg(alg).with("ugal_factor", 1.0).with("ugal_bias", 0.0);
         let w = route_once(&topo, alg, &biased, &even, s, t, mid);
         assert_eq!(w.state.flags & NONMIN, NONMIN);
-        let biased = RoutingConfig {
-            ugal_factor: Some(1.0),
-            ugal_bias: Some(f64::from(v)),
-            ..cfg(alg)
-        };
+        let biased = cfg(alg)
+            .with("ugal_factor", 1.0)
+            .with("ugal_bias", f64::from(v));
         let w = route_once(&topo, alg, &biased, &even, s, t, mid);
         assert_eq!(w.state.flags & NONMIN, 0);
     }
@@ -455,10 +440,7 @@ fn ugal_goes_non_minimal_only_when_the_minimal_port_is_congested() {
 #[test]
 fn par_re_evaluates_once_at_the_second_source_group_router() {
     let topo = df(2, 4, 2, 9, DragonflyArrangement::Absolute);
-    let cfg = |alg: A| RoutingConfig {
-        algorithm: alg.name().into(),
-        ..Default::default()
-    };
+    let cfg = |alg: A| RoutingConfig::new(alg.name());
     let (s, t, mid) = (1, 30, 17);
     let mp = min_path(&topo, s, t);
     assert_eq!(
@@ -502,10 +484,7 @@ fn par_re_evaluates_once_at_the_second_source_group_router() {
 #[test]
 fn vc_classes_follow_the_paper_tables() {
     let topo = df(2, 4, 2, 9, DragonflyArrangement::Absolute);
-    let cfg = |alg: A| RoutingConfig {
-        algorithm: alg.name().into(),
-        ..Default::default()
-    };
+    let cfg = |alg: A| RoutingConfig::new(alg.name());
     let vcs = |w: &Walk| w.hops.iter().map(|h| h.vc).collect::<Vec<_>>();
     let (s, t) = (1, 30);
     let idle = |alg: A| FakeView::new(alg.min_vcs(), 8);
@@ -577,10 +556,7 @@ fn intermediates_avoid_the_source_and_destination_groups() {
 #[test]
 fn registry_builds_by_name_and_reports_shape_and_vc_errors() {
     let topo = df(2, 4, 2, 9, DragonflyArrangement::Absolute);
-    let cfg = |name: &str| RoutingConfig {
-        algorithm: name.into(),
-        ..Default::default()
-    };
+    let cfg = |name: &str| RoutingConfig::new(name);
     for alg in A::ALL {
         let rf = build_routing(&cfg(alg.name()), &topo, alg.min_vcs()).unwrap();
         assert_eq!(
@@ -606,17 +582,15 @@ fn registry_builds_by_name_and_reports_shape_and_vc_errors() {
         err.starts_with("routing.algorithm:") && err.contains("dragonflies only"),
         "{err}"
     );
-    let bad = RoutingConfig {
-        ugal_factor: Some(2.0),
-        ..cfg("min")
-    };
+    let bad = cfg("min").with("ugal_factor", 2.0);
     let err = build_routing(&bad, &topo, 2).err().unwrap().to_string();
     assert!(err.starts_with("routing.ugal_factor:"), "{err}");
-    let bad = RoutingConfig {
-        ugal_factor: Some(-1.0),
-        ..cfg("par")
-    };
+    let bad = cfg("par").with("ugal_factor", -1.0);
     let err = build_routing(&bad, &topo, 5).err().unwrap().to_string();
     assert!(err.starts_with("routing.ugal_factor:"), "{err}");
-    assert!(super::build(&cfg("dor"), &topo, 2).unwrap().is_none());
+    let err = super::build(&cfg("dor"), &topo, 2)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(err.contains("is not a dragonfly algorithm"), "{err}");
 }

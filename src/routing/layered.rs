@@ -35,15 +35,31 @@ const NO_PORT: u16 = u16::MAX;
 /// Largest topology the `n^2` tables are built for.
 pub const MAX_TABLE_ROUTERS: usize = 16_384;
 
-/// Builds `dfsssp` or `updown`; `Ok(None)` for any other algorithm.
+/// Parameters of `dfsssp`.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DfssspParams {
+    /// Most VC layers to use (default: all VCs).
+    pub max_layers: Option<usize>,
+}
+
+/// Parameters of `updown`.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UpDownParams {
+    /// Root router (default: the router of least eccentricity, lowest id).
+    pub root: Option<usize>,
+}
+
+/// Builds `dfsssp` or `updown` (registry: `crate::registry::routing`).
 pub fn build(
     cfg: &RoutingConfig,
     topo: &Topology,
     num_vcs: usize,
-) -> Result<Option<Box<dyn RoutingFunction>>> {
+) -> Result<Box<dyn RoutingFunction>> {
     match cfg.algorithm.as_str() {
         "dfsssp" => {
-            let (limit, field) = match cfg.max_layers {
+            let (limit, field) = match cfg.read_params::<DfssspParams>()?.max_layers {
                 Some(0) => {
                     return Err(Error::field("routing.max_layers", "must be at least 1"));
                 }
@@ -61,10 +77,13 @@ pub fn build(
                     ),
                 ));
             }
-            Ok(Some(Box::new(r)))
+            Ok(Box::new(r))
         }
-        "updown" => Ok(Some(Box::new(UpDown::new(topo, cfg.root)?))),
-        _ => Ok(None),
+        "updown" => {
+            let root = cfg.read_params::<UpDownParams>()?.root;
+            Ok(Box::new(UpDown::new(topo, root)?))
+        }
+        _ => Err(cfg.not_in_family("layered shortest-path")),
     }
 }
 
@@ -486,7 +505,7 @@ impl RoutingFunction for Dfsssp {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::routing::build_routing;
+    use crate::registry::routing::build_routing;
     use crate::routing::paths::fixtures::{topologies, walk_all};
     use crate::routing::paths::{PortGraph, terminals_per_router};
     use crate::routing::paths::{all_pairs_dependencies, walk_packet};
@@ -495,10 +514,7 @@ mod tests {
     use crate::topology::metrics::distances_from;
 
     fn cfg(algorithm: &str) -> RoutingConfig {
-        RoutingConfig {
-            algorithm: algorithm.into(),
-            ..Default::default()
-        }
+        RoutingConfig::new(algorithm)
     }
 
     /// Walks all pairs: delivered, minimal, VCs inside the pair's layer, CDG acyclic.
@@ -556,10 +572,7 @@ mod tests {
             err.starts_with("simulation.num_vcs:") && err.contains("needs 2"),
             "{err}"
         );
-        let limited = RoutingConfig {
-            max_layers: Some(1),
-            ..cfg("dfsssp")
-        };
+        let limited = cfg("dfsssp").with("max_layers", 1);
         let err = build_routing(&limited, &topo, 4).err().unwrap().to_string();
         assert!(
             err.starts_with("routing.max_layers:") && err.contains("needs 2"),
@@ -597,12 +610,9 @@ mod tests {
     #[test]
     fn registry_and_layer_mapping() {
         let topo = cartesian(&[3, 3], false, 1, &LinkParams::default()).unwrap();
-        assert!(build(&cfg("dor"), &topo, 4).unwrap().is_none());
-        assert!(build(&cfg("updown"), &topo, 1).unwrap().is_some());
-        let zero = RoutingConfig {
-            max_layers: Some(0),
-            ..cfg("dfsssp")
-        };
+        assert!(build(&cfg("dor"), &topo, 4).is_err());
+        assert!(build(&cfg("updown"), &topo, 1).is_ok());
+        let zero = cfg("dfsssp").with("max_layers", 0);
         assert!(build(&zero, &topo, 2).is_err());
         assert_eq!(layer_vcs(0, 2, 2), VcRange::new(0, 1));
         assert_eq!(layer_vcs(0, 2, 5), VcRange::new(0, 3));

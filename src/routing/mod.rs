@@ -233,5 +233,5 @@ pub mod session;
 pub mod table;
 pub mod updown;
 
-pub use config::{RoutingConfig, build_routing};
+pub use config::RoutingConfig;
 pub use session::{CONTROL_CLASS, ControlPacket, RoutingSession, SessionHooks};

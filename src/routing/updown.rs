@@ -235,7 +235,7 @@ impl RoutingFunction for UpDown {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::routing::build_routing;
+    use crate::registry::routing::build_routing;
     use crate::routing::config::RoutingConfig;
     use crate::routing::paths::all_pairs_dependencies;
     use crate::routing::paths::fixtures::{topologies, walk_all};
@@ -302,14 +302,10 @@ mod tests {
         );
         let r = UpDown::new(&torus, Some(5)).unwrap();
         assert_eq!((r.root(), r.levels()[5], r.levels()[0]), (5, 0, 2));
-        let cfg = RoutingConfig {
-            algorithm: "updown".into(),
-            root: Some(16),
-            ..Default::default()
-        };
+        let cfg = RoutingConfig::new("updown").with("root", 16);
         let err = build_routing(&cfg, &torus, 1).err().unwrap().to_string();
         assert!(err.starts_with("routing.root:"), "{err}");
-        let ok = build_routing(&RoutingConfig { root: None, ..cfg }, &torus, 1).unwrap();
+        let ok = build_routing(&RoutingConfig::new("updown"), &torus, 1).unwrap();
         assert_eq!((ok.name().as_str(), ok.min_vcs()), ("updown", 1));
     }
 

@@ -23,7 +23,7 @@ use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::export::write_atomically;
+use crate::files::write_atomically;
 use crate::search::engine::{GenerationRecord, Individual};
 use crate::search::{Algorithm, SearchProblem};
 

@@ -7,7 +7,7 @@ use plotters::prelude::*;
 use serde_json::{Map, Value, json};
 
 use crate::error::{Error, Result};
-use crate::export::write_atomically;
+use crate::files::write_atomically;
 use crate::search::{Individual, RunOutcome, SearchProblem};
 
 /// Objective values of `ind` in natural sign.

@@ -647,11 +647,8 @@ mod tests {
     /// i64::MAX, which TOML cannot write back, panicked in the check of unused fields.
     #[test]
     fn values_above_the_toml_integer_range_are_errors() {
-        let config = crate::problem::parse_problem(
-            "[topology]\nkind = \"dragonfly\"\np = 2\ng = 18446744073709551615\n",
-        )
-        .unwrap()
-        .topology;
+        let config: TopologyConfig =
+            toml::from_str("kind = \"dragonfly\"\np = 2\ng = 18446744073709551615\n").unwrap();
         let e = config.build(Path::new("."), 1).unwrap_err().to_string();
         assert!(
             e.starts_with("g: the topology would have too many routers"),

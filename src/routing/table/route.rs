@@ -658,6 +658,24 @@ pub fn table_from_routing(
     })
 }
 
+/// Parameters of `table`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TableParams {
+    /// The routing table file (routes JSON of a `RoutingTable`); relative paths from the
+    /// problem file's directory. Required.
+    pub table: Option<PathBuf>,
+    /// `hierarchy` (default), `layered` or `plain`.
+    pub table_mode: Option<TableModeName>,
+    /// Layered mode: JSON array of one layer (VC) per router pair.
+    pub table_layers: Option<PathBuf>,
+    /// Hierarchy mode: VC classes as `[start, end)` (defaults: table `[4, num_vcs)`, adaptive
+    /// `[e, 4)`, escape `[0, e)`, `e` = 2 on a torus, 1 elsewhere).
+    pub table_vcs: Option<[usize; 2]>,
+    pub adaptive_vcs: Option<[usize; 2]>,
+    pub escape_vcs: Option<[usize; 2]>,
+}
+
 /// `[start, end)` of a `routing.*_vcs` field.
 fn range_of(field: Option<[usize; 2]>, default: Range<usize>) -> Range<usize> {
     field.map_or(default, |[s, e]| s..e)
@@ -676,17 +694,14 @@ fn read_json<T: serde::de::DeserializeOwned>(field: &str, path: &Path) -> Result
     serde_json::from_str(&text).map_err(|e| Error::field(field, format!("{}: {e}", path.display())))
 }
 
-/// Registry entry for `routing.algorithm = "table"`; `Ok(None)` for other names.
+/// Builds `table` (registry: `crate::registry::routing`).
 pub fn build(
     cfg: &RoutingConfig,
     topo: &Topology,
     num_vcs: usize,
-) -> Result<Option<Box<dyn RoutingFunction>>> {
-    if cfg.algorithm != "table" {
-        return Ok(None);
-    }
-    crate::routing::config::reject_fields(cfg, "table", &crate::routing::config::CLASSICAL_FIELDS)?;
-    let Some(file) = &cfg.table else {
+) -> Result<Box<dyn RoutingFunction>> {
+    let params: TableParams = cfg.read_params()?;
+    let Some(file) = &params.table else {
         return Err(Error::field(
             "routing.table",
             "routing `table` needs a table file (routes JSON, e.g. from `fabricopt routes export`)",
@@ -704,11 +719,11 @@ pub fn build(
     table
         .validate(topo)
         .map_err(|e| Error::field("routing.table", format!("{}: {e}", path.display())))?;
-    let name = cfg.table_mode.unwrap_or_default();
+    let name = params.table_mode.unwrap_or_default();
     let hierarchy_fields = [
-        ("routing.table_vcs", cfg.table_vcs.is_some()),
-        ("routing.adaptive_vcs", cfg.adaptive_vcs.is_some()),
-        ("routing.escape_vcs", cfg.escape_vcs.is_some()),
+        ("routing.table_vcs", params.table_vcs.is_some()),
+        ("routing.adaptive_vcs", params.adaptive_vcs.is_some()),
+        ("routing.escape_vcs", params.escape_vcs.is_some()),
     ];
     if name != TableModeName::Hierarchy {
         if let Some((field, _)) = hierarchy_fields.iter().find(|(_, set)| *set) {
@@ -718,7 +733,7 @@ pub fn build(
             ));
         }
     }
-    if name != TableModeName::Layered && cfg.table_layers.is_some() {
+    if name != TableModeName::Layered && params.table_layers.is_some() {
         return Err(Error::field(
             "routing.table_layers",
             "applies to `table_mode = \"layered\"` only",
@@ -727,7 +742,7 @@ pub fn build(
     let mode = match name {
         TableModeName::Plain => TableMode::Plain,
         TableModeName::Layered => {
-            let Some(file) = &cfg.table_layers else {
+            let Some(file) = &params.table_layers else {
                 return Err(Error::field(
                     "routing.table_layers",
                     "`table_mode = \"layered\"` needs a layers file (JSON array, one layer per pair)",
@@ -752,15 +767,15 @@ pub fn build(
             let classes = TableClasses::resolve(
                 topo,
                 num_vcs,
-                cfg.table_vcs,
-                cfg.adaptive_vcs,
-                cfg.escape_vcs,
+                params.table_vcs,
+                params.adaptive_vcs,
+                params.escape_vcs,
             )?;
             TableMode::Hierarchy(classes)
         }
     };
     let r = TableRouting::new(topo, table, mode).map_err(|e| e.prefix_field("routing"))?;
-    Ok(Some(Box::new(r)))
+    Ok(Box::new(r))
 }
 
 #[cfg(test)]

@@ -158,8 +158,15 @@ impl LoadedProblem {
 pub fn parse_problem(text: &str) -> Result<Problem> {
     let de = toml::Deserializer::parse(text).map_err(|e| toml_error(&e, text, ""))?;
     let mut track = serde_path_to_error::Track::new();
-    Problem::deserialize(serde_path_to_error::Deserializer::new(de, &mut track))
-        .map_err(|e| toml_error(&e, text, &track.path().to_string()))
+    let mut problem = Problem::deserialize(serde_path_to_error::Deserializer::new(de, &mut track))
+        .map_err(|e| toml_error(&e, text, &track.path().to_string()))?;
+    // The routing algorithm's own parameters are read now, so that a misplaced or mistyped
+    // key is reported with its line before any work, by every command.
+    if let Some(routing) = &mut problem.routing {
+        routing.params.locate(text);
+        crate::registry::routing::check_routing(routing)?;
+    }
+    Ok(problem)
 }
 
 fn toml_error(e: &toml::de::Error, text: &str, path: &str) -> Error {
