@@ -12,13 +12,13 @@ use std::sync::OnceLock;
 use fabricopt::problem::{LoadedProblem, parse_problem};
 use fabricopt::routing::build_routing;
 use fabricopt::routing::table::io;
-use fabricopt::search::benchmarks::{Benchmark, RealProblem};
 use fabricopt::search::checkpoint::Checkpoint;
 use fabricopt::search::config::ExanestSearch;
-use fabricopt::search::exanest::ExanestProblem;
 use fabricopt::search::hypervolume::csv::{
     checked_contributions, checked_hypervolume, parse_points,
 };
+use fabricopt::search::problems::benchmarks::{Benchmark, RealProblem};
+use fabricopt::search::problems::exanest::ExanestProblem;
 use fabricopt::search::{RunSettings, SearchProblem};
 use fabricopt::topology::import::{TopologyFileFormat, parse_topology};
 use fabricopt::topology::{Topology, TopologyConfig};

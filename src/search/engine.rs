@@ -23,12 +23,12 @@ use crate::search::checkpoint::{self, Checkpoint, Writer};
 use crate::search::config::GaOptions;
 use crate::search::dominance::{crowding_distance, first_front, pareto_dominates};
 use crate::search::hypervolume::hypervolume;
-use crate::search::{Algorithm, Evaluation, SearchProblem, ga, nsga2, sms_emoa};
+use crate::search::{AlgorithmName, Evaluation, SearchProblem};
 
 /// How one run is carried out.
 #[derive(Clone, Debug)]
 pub struct RunSettings {
-    pub algorithm: Algorithm,
+    pub algorithm: AlgorithmName,
     pub population: usize,
     /// Evaluation budget, including the initial population.
     pub evaluations: usize,
@@ -75,7 +75,7 @@ pub struct GenerationRecord {
 /// The result of one run.
 #[derive(Clone, Debug)]
 pub struct RunOutcome<G> {
-    pub algorithm: Algorithm,
+    pub algorithm: AlgorithmName,
     pub seed: u64,
     pub population: Vec<Individual<G>>,
     /// Feasible members of the final population's first front, duplicate genomes removed
@@ -262,6 +262,7 @@ fn generations<P: SearchProblem>(
     let mu = settings.population;
     let budget = settings.evaluations;
     let bar = progress_bar(settings);
+    let algorithm = settings.algorithm.build::<P>(settings);
     let mut state = match resumed {
         Some(c) => {
             let earlier = Duration::from_secs_f64(c.elapsed_seconds);
@@ -301,43 +302,18 @@ fn generations<P: SearchProblem>(
             return Ok(None);
         }
         let batch = mu.min(budget - state.evaluations);
-        match settings.algorithm {
-            Algorithm::Nsga2 => {
-                let genomes = nsga2::offspring(problem, &state.population, batch, &mut state.rng);
-                let children = evaluate_all(problem, genomes);
-                for ind in &children {
-                    archive_insert(&mut state.archive, ind, settings.archive_limit);
-                }
-                let mut combined = std::mem::take(&mut state.population);
-                combined.extend(children);
-                state.population = nsga2::survive(combined, mu);
+        let mut left = batch;
+        while left > 0 {
+            // At least one per step, or a step would never end the generation.
+            let count = algorithm.step_size(left).clamp(1, left);
+            let genomes = algorithm.offspring(problem, &state.population, count, &mut state.rng);
+            let children = evaluate_all(problem, genomes);
+            for ind in &children {
+                archive_insert(&mut state.archive, ind, settings.archive_limit);
             }
-            Algorithm::Ga => {
-                let genomes = ga::offspring(
-                    problem,
-                    &state.population,
-                    batch,
-                    &settings.ga,
-                    &mut state.rng,
-                );
-                let children = evaluate_all(problem, genomes);
-                for ind in &children {
-                    archive_insert(&mut state.archive, ind, settings.archive_limit);
-                }
-                let old = std::mem::take(&mut state.population);
-                state.population = ga::survive(old, children, mu, settings.ga.elite);
-            }
-            Algorithm::SmsEmoa => {
-                for _ in 0..batch {
-                    let genome = sms_emoa::child(problem, &state.population, &mut state.rng);
-                    let evaluation = problem.evaluate(&genome);
-                    let ind = Individual { genome, evaluation };
-                    archive_insert(&mut state.archive, &ind, settings.archive_limit);
-                    state.population.push(ind);
-                    let worst = sms_emoa::removal_index(&state.population);
-                    state.population.remove(worst);
-                }
-            }
+            let population = std::mem::take(&mut state.population);
+            state.population = algorithm.survive(population, children, mu);
+            left -= count;
         }
         state.generation += 1;
         state.evaluations += batch;
