@@ -6,7 +6,7 @@ use std::path::Path;
 use criterion::{Criterion, criterion_group, criterion_main};
 use fabricopt::problem::LoadedProblem;
 use fabricopt::search::problems::benchmarks::RealProblem;
-use fabricopt::search::{AlgorithmName, RunSettings, run};
+use fabricopt::search::{AlgorithmName, RunSettings, Termination, run};
 
 fn nsga2_zdt1(c: &mut Criterion) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("problems/zdt1.toml");
@@ -16,7 +16,7 @@ fn nsga2_zdt1(c: &mut Criterion) {
     let settings = RunSettings {
         algorithm: AlgorithmName::Nsga2,
         population: config.population,
-        evaluations: config.evaluation_budget(),
+        termination: Termination::Evaluations(config.evaluation_budget()),
         seed: 1,
         reference_point: vec![1.1, 1.1],
         checkpoint_dir: None,

@@ -19,7 +19,7 @@ use fabricopt::search::hypervolume::csv::{
 };
 use fabricopt::search::problems::benchmarks::{Benchmark, RealProblem};
 use fabricopt::search::problems::exanest::ExanestProblem;
-use fabricopt::search::{RunSettings, SearchProblem};
+use fabricopt::search::{RunSettings, SearchProblem, Termination};
 use fabricopt::topology::import::{TopologyFileFormat, parse_topology};
 use fabricopt::topology::{Topology, TopologyConfig};
 
@@ -217,7 +217,7 @@ fn resume<P: SearchProblem>(problem: &P, text: &str) {
     let settings = RunSettings {
         algorithm: c.algorithm,
         population: c.population_size,
-        evaluations: c.evaluation_budget,
+        termination: Termination::Evaluations(c.evaluation_budget),
         seed: c.seed,
         reference_point: c.reference_point.clone(),
         checkpoint_dir: Some(dir.path().to_path_buf()),

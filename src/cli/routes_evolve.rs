@@ -22,7 +22,7 @@ use crate::search::algorithms::ga;
 use crate::search::problems::routing_tables::{
     Aggregate, RoutingTableProblem, check_table_search_size,
 };
-use crate::search::{AlgorithmName, RunSettings, SearchProblem, run, run_seed};
+use crate::search::{AlgorithmName, RunSettings, SearchProblem, Termination, run, run_seed};
 use crate::sim::{SimParams, simulate_point};
 use crate::topology::Topology;
 use crate::traffic::Traffic;
@@ -206,7 +206,7 @@ pub fn run_evolve(args: &EvolveArgs) -> Result<()> {
     let settings = RunSettings {
         algorithm: AlgorithmName::Ga,
         population: cfg.population,
-        evaluations: cfg.evaluation_budget().map_err(in_file)?,
+        termination: Termination::Generations(cfg.generations),
         seed: run_seed(p.seed, 0),
         reference_point: problem.reference_point(),
         checkpoint_dir: (!args.no_checkpoint).then(|| out_dir.join("ga-run0")),

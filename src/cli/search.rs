@@ -16,7 +16,7 @@ use crate::search::front::{
 use crate::search::problems::benchmarks::RealProblem;
 use crate::search::stats::median;
 use crate::search::{
-    AlgorithmName, RunOutcome, RunSettings, SearchConfig, SearchProblem, run_seed,
+    AlgorithmName, RunOutcome, RunSettings, SearchConfig, SearchProblem, Termination, run_seed,
 };
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -238,7 +238,7 @@ pub fn execute<P: SearchProblem>(problem: &P, ctx: &Context) -> Result<Vec<RunOu
             let settings = RunSettings {
                 algorithm,
                 population: ctx.population,
-                evaluations: ctx.evaluations,
+                termination: Termination::Evaluations(ctx.evaluations),
                 seed: run_seed(ctx.seed, k),
                 reference_point: ctx.reference_point.clone(),
                 checkpoint_dir: ctx.checkpoint.then(|| dir.clone()),

@@ -9,7 +9,7 @@ fn settings(algorithm: AlgorithmName, population: usize, evaluations: usize) -> 
     RunSettings {
         algorithm,
         population,
-        evaluations,
+        termination: Termination::Evaluations(evaluations),
         seed: 7,
         reference_point: vec![1.1, 1.1],
         checkpoint_dir: None,
@@ -171,7 +171,7 @@ fn resume_refuses_different_settings() {
         "{e}"
     );
     s.algorithm = AlgorithmName::Nsga2;
-    s.evaluations = 500;
+    s.termination = Termination::Evaluations(500);
     let e = run(&p, &s).unwrap_err().to_string();
     assert!(
         e.contains("evaluation_budget (checkpoint 400, now 500)"),

@@ -666,7 +666,7 @@ mod tests {
 
     use super::*;
     use crate::search::config::GaOptions;
-    use crate::search::{AlgorithmName, RunSettings, run};
+    use crate::search::{AlgorithmName, RunSettings, Termination, run};
     use crate::topology::TopologyConfig;
     use crate::traffic::{Traffic, TrafficConfig};
 
@@ -688,7 +688,7 @@ mod tests {
         RunSettings {
             algorithm: AlgorithmName::Ga,
             population,
-            evaluations: population * (generations + 1),
+            termination: Termination::Generations(generations),
             seed: 7,
             reference_point: vec![100.0],
             checkpoint_dir: None,
