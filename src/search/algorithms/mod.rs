@@ -12,10 +12,6 @@ use serde::{Deserialize, Serialize};
 use crate::search::SearchProblem;
 use crate::search::engine::{Individual, RunSettings};
 
-pub mod ga;
-pub mod nsga2;
-pub mod sms_emoa;
-
 /// One generation step of a search algorithm on problem `P`. The run loop breeds offspring
 /// with [`Algorithm::offspring`], evaluates them, adds them to the archive and then calls
 /// [`Algorithm::survive`], in steps of [`Algorithm::step_size`] until the generation's batch
@@ -48,9 +44,12 @@ pub trait Algorithm<P: SearchProblem> {
 
 /// Declares the registry from one line per algorithm: the variant of [`AlgorithmName`], its
 /// name in problem files, checkpoints and output folders (then accepted aliases), its label in
-/// reports, its constructor from the run's settings, and a one-line description.
+/// reports, its file (module) and type, constructed by `new(&RunSettings)`, and a one-line
+/// description.
 macro_rules! registry {
-    ($($variant:ident: $name:literal $(| $alias:literal)*, $label:literal, $new:path, $doc:literal;)*) => {
+    ($($variant:ident: $name:literal $(| $alias:literal)*, $label:literal, $module:ident::$type:ident, $doc:literal;)*) => {
+        $(pub mod $module;)*
+
         /// A registered algorithm, as named in problem files, checkpoints, output folders and
         /// on the command line.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -76,7 +75,7 @@ macro_rules! registry {
             /// The algorithm, set up for a run with `settings`.
             pub fn build<P: SearchProblem>(self, settings: &RunSettings) -> Box<dyn Algorithm<P>> {
                 match self {
-                    $(AlgorithmName::$variant => Box::new($new(settings)),)*
+                    $(AlgorithmName::$variant => Box::new($module::$type::new(settings)),)*
                 }
             }
         }
@@ -84,7 +83,7 @@ macro_rules! registry {
 }
 
 registry! {
-    Nsga2: "nsga2" | "nsga-ii", "NSGA-II", nsga2::Nsga2::new, "(mu + lambda) by fronts and crowding";
-    SmsEmoa: "sms-emoa" | "smsemoa", "SMS-EMOA", sms_emoa::SmsEmoa::new, "(mu + 1) by hypervolume";
-    Ga: "ga", "GA", ga::Ga::new, "single-objective GA with elitism (routing tables)";
+    Nsga2: "nsga2" | "nsga-ii", "NSGA-II", nsga2::Nsga2, "(mu + lambda) by fronts and crowding";
+    SmsEmoa: "sms-emoa" | "smsemoa", "SMS-EMOA", sms_emoa::SmsEmoa, "(mu + 1) by hypervolume";
+    Ga: "ga", "GA", ga::Ga, "single-objective GA with elitism (routing tables)";
 }
