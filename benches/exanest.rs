@@ -6,7 +6,7 @@
 use criterion::{Criterion, criterion_group, criterion_main};
 use fabricopt::search::SearchProblem;
 use fabricopt::search::config::ExanestSearch;
-use fabricopt::search::exanest::ExanestProblem;
+use fabricopt::search::problems::exanest::ExanestProblem;
 use fabricopt::topology::generators::exanest_symmetry;
 use fabricopt::topology::metrics::bisection::partition;
 use fabricopt::topology::metrics::summarize;

@@ -5,8 +5,8 @@ use std::path::Path;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use fabricopt::problem_file::LoadedProblem;
-use fabricopt::search::benchmarks::RealProblem;
-use fabricopt::search::{Algorithm, RunSettings, run};
+use fabricopt::search::problems::benchmarks::RealProblem;
+use fabricopt::search::{AlgorithmName, RunSettings, Termination, run};
 
 fn nsga2_zdt1(c: &mut Criterion) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("problems/zdt1.toml");
@@ -14,9 +14,9 @@ fn nsga2_zdt1(c: &mut Criterion) {
     let config = loaded.problem.search.clone().expect("[search]");
     let problem = RealProblem::from_config(&config).expect("valid");
     let settings = RunSettings {
-        algorithm: Algorithm::Nsga2,
+        algorithm: AlgorithmName::Nsga2,
         population: config.population,
-        evaluations: config.evaluation_budget(),
+        termination: Termination::Evaluations(config.evaluation_budget()),
         seed: 1,
         reference_point: vec![1.1, 1.1],
         checkpoint_dir: None,

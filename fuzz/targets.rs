@@ -12,14 +12,14 @@ use std::sync::OnceLock;
 use fabricopt::problem_file::{LoadedProblem, parse_problem};
 use fabricopt::registry::routing::build_routing;
 use fabricopt::routing::table::io;
-use fabricopt::search::benchmarks::{Benchmark, RealProblem};
 use fabricopt::search::checkpoint::Checkpoint;
 use fabricopt::search::config::ExanestSearch;
-use fabricopt::search::exanest::ExanestProblem;
 use fabricopt::search::hypervolume::csv::{
     checked_contributions, checked_hypervolume, parse_points,
 };
-use fabricopt::search::{RunSettings, SearchProblem};
+use fabricopt::search::problems::benchmarks::{Benchmark, RealProblem};
+use fabricopt::search::problems::exanest::ExanestProblem;
+use fabricopt::search::{RunSettings, SearchProblem, Termination};
 use fabricopt::topology::import::{TopologyFileFormat, parse_topology};
 use fabricopt::topology::{Topology, TopologyConfig};
 
@@ -217,7 +217,7 @@ fn resume<P: SearchProblem>(problem: &P, text: &str) {
     let settings = RunSettings {
         algorithm: c.algorithm,
         population: c.population_size,
-        evaluations: c.evaluation_budget,
+        termination: Termination::Evaluations(c.evaluation_budget),
         seed: c.seed,
         reference_point: c.reference_point.clone(),
         checkpoint_dir: Some(dir.path().to_path_buf()),

@@ -38,7 +38,7 @@ pub struct Problem {
     /// Multi-objective search (needed by `search`).
     pub search: Option<SearchConfig>,
     /// Routing-table evolution (used by `routes evolve`; all defaults when absent).
-    pub evolve: Option<crate::search::routing_tables::EvolveConfig>,
+    pub evolve: Option<crate::search::problems::routing_tables::EvolveConfig>,
 }
 
 fn default_seed() -> u64 {

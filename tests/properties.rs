@@ -17,9 +17,9 @@ use fabricopt::routing::table::candidates::{CandidateOptions, generate_candidate
 use fabricopt::routing::table::load::RouterDemand;
 use fabricopt::search::SearchProblem;
 use fabricopt::search::config::ExanestSearch;
-use fabricopt::search::exanest::ExanestProblem;
 use fabricopt::search::hypervolume::{contributions, hypervolume};
-use fabricopt::search::routing_tables::{EvolveConfig, RoutingTableProblem};
+use fabricopt::search::problems::exanest::ExanestProblem;
+use fabricopt::search::problems::routing_tables::{EvolveConfig, RoutingTableProblem};
 use fabricopt::sim::{Engine, SimConfig, Switching};
 use fabricopt::topology::generators::exanest_links;
 use fabricopt::topology::{Topology, TopologyConfig};

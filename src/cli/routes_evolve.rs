@@ -1,6 +1,6 @@
 //! `fabricopt routes evolve`: evolve a routing table for a problem's training traffic with
-//! the GA of `search::routing_tables`, simulate the elite, compare with DOR and the LP bounds,
-//! and export the best table.
+//! the GA of `search::problems::routing_tables`, simulate the elite, compare with DOR and the
+//! LP bounds, and export the best table.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -19,8 +19,11 @@ use crate::routing::table::io::TableMetadata;
 use crate::routing::table::load::RouterDemand;
 use crate::routing::table::route::{TableClasses, TableMode, TableRouting};
 use crate::routing::table::{CandidateSet, RoutingTable};
-use crate::search::routing_tables::{Aggregate, RoutingTableProblem, check_table_search_size};
-use crate::search::{Algorithm, RunSettings, SearchProblem, ga, run, run_seed};
+use crate::search::algorithms::ga;
+use crate::search::problems::routing_tables::{
+    Aggregate, RoutingTableProblem, check_table_search_size,
+};
+use crate::search::{AlgorithmName, RunSettings, SearchProblem, Termination, run, run_seed};
 use crate::sim::{SimParams, simulate_point};
 use crate::topology::Topology;
 use crate::traffic::Traffic;
@@ -202,9 +205,9 @@ pub fn run_evolve(args: &EvolveArgs) -> Result<()> {
         .unwrap_or_else(|| Path::new("populations").join(format!("{name}-evolve")));
     super::check_output_dir("--out", &out_dir)?;
     let settings = RunSettings {
-        algorithm: Algorithm::Ga,
+        algorithm: AlgorithmName::Ga,
         population: cfg.population,
-        evaluations: cfg.evaluation_budget().map_err(in_file)?,
+        termination: Termination::Generations(cfg.generations),
         seed: run_seed(p.seed, 0),
         reference_point: problem.reference_point(),
         checkpoint_dir: (!args.no_checkpoint).then(|| out_dir.join("ga-run0")),

@@ -9,13 +9,15 @@ use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
 
 use crate::problem_file::LoadedProblem;
-use crate::search::benchmarks::RealProblem;
 use crate::search::config::{AlgorithmChoice, ProblemKind};
 use crate::search::front::{
     FrontSeries, front_json, natural_objectives, plot_fronts, write_front_files,
 };
+use crate::search::problems::benchmarks::RealProblem;
 use crate::search::stats::median;
-use crate::search::{Algorithm, RunOutcome, RunSettings, SearchConfig, SearchProblem, run_seed};
+use crate::search::{
+    AlgorithmName, RunOutcome, RunSettings, SearchConfig, SearchProblem, Termination, run_seed,
+};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum AlgorithmArg {
@@ -82,7 +84,7 @@ pub struct Context {
     pub name: String,
     pub seed: u64,
     pub runs: usize,
-    pub algorithms: Vec<Algorithm>,
+    pub algorithms: Vec<AlgorithmName>,
     pub population: usize,
     pub evaluations: usize,
     /// Internal (minimised) space.
@@ -99,7 +101,7 @@ pub struct Context {
 
 impl Context {
     /// The directory of run `k` of `algorithm`.
-    pub fn run_dir(&self, algorithm: Algorithm, k: usize) -> PathBuf {
+    pub fn run_dir(&self, algorithm: AlgorithmName, k: usize) -> PathBuf {
         self.out_dir.join(format!("{}-run{k}", algorithm.name()))
     }
 }
@@ -236,7 +238,7 @@ pub fn execute<P: SearchProblem>(problem: &P, ctx: &Context) -> Result<Vec<RunOu
             let settings = RunSettings {
                 algorithm,
                 population: ctx.population,
-                evaluations: ctx.evaluations,
+                termination: Termination::Evaluations(ctx.evaluations),
                 seed: run_seed(ctx.seed, k),
                 reference_point: ctx.reference_point.clone(),
                 checkpoint_dir: ctx.checkpoint.then(|| dir.clone()),
@@ -297,7 +299,7 @@ pub fn report<P: SearchProblem>(
             eprintln!("wrote {}", path.display());
         }
     }
-    let medians: Vec<(Algorithm, f64)> = ctx
+    let medians: Vec<(AlgorithmName, f64)> = ctx
         .algorithms
         .iter()
         .map(|&a| {

@@ -12,9 +12,9 @@ use serde_json::json;
 use super::search::{ReportExtra, SearchArgs, context, execute, report};
 use crate::problem_file::LoadedProblem;
 use crate::search::config::BisectionMode;
-use crate::search::exanest::ExanestProblem;
-use crate::search::exanest_compare::{Comparison, compare_with_jellyfish};
-use crate::search::exanest_report::{AlgorithmRuns, render, table};
+use crate::search::problems::exanest::ExanestProblem;
+use crate::search::problems::exanest_compare::{Comparison, compare_with_jellyfish};
+use crate::search::problems::exanest_report::{AlgorithmRuns, render, table};
 use crate::search::{Individual, RunOutcome, SearchConfig, SearchProblem};
 use crate::topology::metrics::bisection::exact_bisection;
 

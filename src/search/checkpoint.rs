@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::files::write_atomically;
 use crate::search::engine::{GenerationRecord, Individual};
-use crate::search::{Algorithm, SearchProblem};
+use crate::search::{AlgorithmName, SearchProblem};
 
 /// Version of the checkpoint layout (2: engine version and configuration fingerprint).
 pub const FORMAT: u32 = 2;
@@ -46,7 +46,7 @@ pub struct Checkpoint<G> {
     /// and command-line overrides, as the caller defines it): its fingerprint.
     pub config: serde_json::Value,
     pub problem: String,
-    pub algorithm: Algorithm,
+    pub algorithm: AlgorithmName,
     pub seed: u64,
     pub population_size: usize,
     pub evaluation_budget: usize,

@@ -3,35 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Algorithm {
-    #[serde(rename = "nsga2", alias = "nsga-ii")]
-    Nsga2,
-    #[serde(rename = "sms-emoa", alias = "smsemoa")]
-    SmsEmoa,
-    /// Single-objective generational GA with elitism (evolved routing tables).
-    #[serde(rename = "ga")]
-    Ga,
-}
-
-impl Algorithm {
-    pub fn name(self) -> &'static str {
-        match self {
-            Algorithm::Nsga2 => "nsga2",
-            Algorithm::SmsEmoa => "sms-emoa",
-            Algorithm::Ga => "ga",
-        }
-    }
-
-    pub fn label(self) -> &'static str {
-        match self {
-            Algorithm::Nsga2 => "NSGA-II",
-            Algorithm::SmsEmoa => "SMS-EMOA",
-            Algorithm::Ga => "GA",
-        }
-    }
-}
+use crate::search::AlgorithmName;
 
 /// Which algorithms a search runs (`algorithm = "both"` runs NSGA-II then SMS-EMOA).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -46,11 +18,11 @@ pub enum AlgorithmChoice {
 }
 
 impl AlgorithmChoice {
-    pub fn algorithms(self) -> Vec<Algorithm> {
+    pub fn algorithms(self) -> Vec<AlgorithmName> {
         match self {
-            AlgorithmChoice::Nsga2 => vec![Algorithm::Nsga2],
-            AlgorithmChoice::SmsEmoa => vec![Algorithm::SmsEmoa],
-            AlgorithmChoice::Both => vec![Algorithm::Nsga2, Algorithm::SmsEmoa],
+            AlgorithmChoice::Nsga2 => vec![AlgorithmName::Nsga2],
+            AlgorithmChoice::SmsEmoa => vec![AlgorithmName::SmsEmoa],
+            AlgorithmChoice::Both => vec![AlgorithmName::Nsga2, AlgorithmName::SmsEmoa],
         }
     }
 }
@@ -394,7 +366,7 @@ impl Default for Selection {
     }
 }
 
-/// Settings of [`Algorithm::Ga`] (ignored by the multi-objective algorithms).
+/// Settings of [`AlgorithmName::Ga`] (ignored by the multi-objective algorithms).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GaOptions {
     pub selection: Selection,

@@ -1,6 +1,8 @@
-//! The run loop shared by NSGA-II and SMS-EMOA: initial population, generations until the
-//! evaluation budget is spent, the archive, per-generation hypervolume, checkpoints, resume
-//! and progress.
+//! The run loop shared by every algorithm ([`Algorithm`](crate::search::Algorithm)): initial
+//! population, generations until the [`Termination`] says the budget is spent, the archive,
+//! per-generation hypervolume and resume. After each generation it calls its observers
+//! (checkpoint and progress bar, `observer.rs`); every batch is evaluated by
+//! [`evaluate_all`].
 //!
 //! Determinism: one `ChaCha8Rng` per run, seeded from the run's seed, makes every random
 //! choice, sequentially on the calling thread. Only evaluation runs in parallel (rayon,
@@ -8,30 +10,30 @@
 //! seed alone, not on the thread count, and a resumed run ends exactly where an uninterrupted
 //! one does (the checkpoint stores the random stream's position).
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use indicatif::{ProgressBar, ProgressStyle};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::search::checkpoint::{self, Checkpoint, Writer};
 use crate::search::config::GaOptions;
 use crate::search::dominance::{crowding_distance, first_front, pareto_dominates};
+use crate::search::evaluate::evaluate_all;
 use crate::search::hypervolume::hypervolume;
-use crate::search::{Algorithm, Evaluation, SearchProblem, ga, nsga2, sms_emoa};
+use crate::search::observer::{CheckpointSaver, Progress, RunObserver};
+use crate::search::termination::Termination;
+use crate::search::{AlgorithmName, Evaluation, SearchProblem};
 
 /// How one run is carried out.
 #[derive(Clone, Debug)]
 pub struct RunSettings {
-    pub algorithm: Algorithm,
+    pub algorithm: AlgorithmName,
     pub population: usize,
-    /// Evaluation budget, including the initial population.
-    pub evaluations: usize,
+    /// When the run ends (its evaluation budget).
+    pub termination: Termination,
     /// This run's seed (see [`run_seed`]).
     pub seed: u64,
     /// Hypervolume reference point in the internal (minimised) space.
@@ -75,7 +77,7 @@ pub struct GenerationRecord {
 /// The result of one run.
 #[derive(Clone, Debug)]
 pub struct RunOutcome<G> {
-    pub algorithm: Algorithm,
+    pub algorithm: AlgorithmName,
     pub seed: u64,
     pub population: Vec<Individual<G>>,
     /// Feasible members of the final population's first front, duplicate genomes removed
@@ -111,22 +113,25 @@ pub fn run<P: SearchProblem>(problem: &P, settings: &RunSettings) -> Result<RunO
     run_until(problem, settings, None).map(|o| o.expect("runs to the end without a stop"))
 }
 
-/// The state that changes from generation to generation.
-struct State<G> {
-    population: Vec<Individual<G>>,
-    archive: Vec<Individual<G>>,
-    generation: usize,
-    evaluations: usize,
-    history: Vec<GenerationRecord>,
-    rng: ChaCha8Rng,
+/// The state that changes from generation to generation: what observers see and checkpoints
+/// store.
+pub struct RunState<G> {
+    pub population: Vec<Individual<G>>,
+    pub archive: Vec<Individual<G>>,
+    pub generation: usize,
+    pub evaluations: usize,
+    pub history: Vec<GenerationRecord>,
+    pub rng: ChaCha8Rng,
     /// Time spent before this process took over (resume).
     earlier: Duration,
+    /// When this process took over.
+    started: Instant,
 }
 
-impl<G> State<G> {
+impl<G> RunState<G> {
     /// The state a checkpoint holds; `earlier` is the time already spent.
-    fn from_checkpoint(c: Checkpoint<G>, earlier: Duration) -> Self {
-        State {
+    fn from_checkpoint(c: Checkpoint<G>, earlier: Duration, started: Instant) -> Self {
+        RunState {
             population: c.population,
             archive: c.archive,
             generation: c.generation,
@@ -134,7 +139,13 @@ impl<G> State<G> {
             history: c.history,
             rng: c.rng,
             earlier,
+            started,
         }
+    }
+
+    /// Wall-clock time of the run, including the time before a resume.
+    pub fn elapsed(&self) -> Duration {
+        self.earlier + self.started.elapsed()
     }
 }
 
@@ -168,7 +179,7 @@ pub fn run_until<P: SearchProblem>(
     if let Some(c) = resumed.take_if(|c| c.finished) {
         // The run finished earlier: its result is in the checkpoint.
         let elapsed = Duration::from_secs_f64(c.elapsed_seconds);
-        let state = State::from_checkpoint(c, Duration::ZERO);
+        let state = RunState::from_checkpoint(c, Duration::ZERO, Instant::now());
         return Ok(Some(outcome(problem, settings, state, elapsed)));
     }
     if let Some(dir) = &settings.checkpoint_dir {
@@ -203,16 +214,7 @@ fn validate<P: SearchProblem>(problem: &P, settings: &RunSettings) -> Result<()>
     if settings.population < 2 {
         return Err(Error::field("population", "must be at least 2"));
     }
-    if settings.evaluations < settings.population {
-        return Err(Error::field(
-            "evaluations",
-            format!(
-                "{} is less than the population ({})",
-                settings.evaluations, settings.population
-            ),
-        ));
-    }
-    Ok(())
+    settings.termination.check(settings.population)
 }
 
 /// The checkpoint fields that must match on resume (the state fields are placeholders).
@@ -225,7 +227,7 @@ fn header<P: SearchProblem>(problem: &P, s: &RunSettings) -> Checkpoint<P::Genom
         algorithm: s.algorithm,
         seed: s.seed,
         population_size: s.population,
-        evaluation_budget: s.evaluations,
+        evaluation_budget: s.termination.evaluation_budget(s.population),
         reference_point: s.reference_point.clone(),
         archive_limit: s.archive_limit,
         finished: false,
@@ -239,11 +241,9 @@ fn header<P: SearchProblem>(problem: &P, s: &RunSettings) -> Checkpoint<P::Genom
     }
 }
 
-fn evaluate_all<P: SearchProblem>(
-    problem: &P,
-    genomes: Vec<P::Genome>,
-) -> Vec<Individual<P::Genome>> {
-    let evaluations: Vec<Evaluation> = genomes.par_iter().map(|g| problem.evaluate(g)).collect();
+/// `genomes` with their evaluations (by [`evaluate_all`], the one place batches are evaluated).
+fn evaluated<P: SearchProblem>(problem: &P, genomes: Vec<P::Genome>) -> Vec<Individual<P::Genome>> {
+    let evaluations = evaluate_all(problem, &genomes);
     genomes
         .into_iter()
         .zip(evaluations)
@@ -258,115 +258,95 @@ fn generations<P: SearchProblem>(
     writer: Option<&Writer<P::Genome>>,
     stop_after: Option<usize>,
 ) -> Result<Option<RunOutcome<P::Genome>>> {
-    let start = Instant::now();
+    let started = Instant::now();
     let mu = settings.population;
-    let budget = settings.evaluations;
-    let bar = progress_bar(settings);
+    let algorithm = settings.algorithm.build::<P>(settings);
+    let mut observers: Vec<Box<dyn RunObserver<P::Genome> + '_>> = Vec::new();
+    if let Some(writer) = writer {
+        observers.push(Box::new(CheckpointSaver::new(
+            writer,
+            header(problem, settings),
+        )));
+    }
+    let budget = settings.termination.evaluation_budget(mu);
+    observers.push(Box::new(Progress::new(settings, budget)));
     let mut state = match resumed {
         Some(c) => {
             let earlier = Duration::from_secs_f64(c.elapsed_seconds);
-            State::from_checkpoint(c, earlier)
+            let state = RunState::from_checkpoint(c, earlier, started);
+            for o in &mut observers {
+                o.resumed(&state);
+            }
+            state
         }
         None => {
-            let mut rng = ChaCha8Rng::seed_from_u64(settings.seed);
-            let genomes: Vec<_> = (0..mu).map(|_| problem.random_genome(&mut rng)).collect();
-            let population = evaluate_all(problem, genomes);
-            let mut archive = Vec::new();
-            for ind in &population {
-                archive_insert(&mut archive, ind, settings.archive_limit);
-            }
-            let mut state = State {
-                population,
-                archive,
-                generation: 0,
-                evaluations: mu,
-                history: Vec::new(),
-                rng,
-                earlier: Duration::ZERO,
-            };
-            record(&mut state, settings);
-            save(problem, settings, &state, writer, start, budget)?;
+            let state = initial_state(problem, settings, started);
+            notify(&mut observers, &state)?;
             state
         }
     };
-    loop {
-        let hv = state.history.last().map_or(0.0, |r| r.hypervolume);
-        bar.set_position(state.evaluations as u64);
-        bar.set_message(format!("gen {}, hv {hv:.4}", state.generation));
-        if state.evaluations >= budget {
-            break;
-        }
+    while let Some(batch) = settings.termination.next_generation(mu, state.evaluations) {
         if stop_after.is_some_and(|k| state.generation >= k) {
-            bar.finish_and_clear();
             return Ok(None);
         }
-        let batch = mu.min(budget - state.evaluations);
-        match settings.algorithm {
-            Algorithm::Nsga2 => {
-                let genomes = nsga2::offspring(problem, &state.population, batch, &mut state.rng);
-                let children = evaluate_all(problem, genomes);
-                for ind in &children {
-                    archive_insert(&mut state.archive, ind, settings.archive_limit);
-                }
-                let mut combined = std::mem::take(&mut state.population);
-                combined.extend(children);
-                state.population = nsga2::survive(combined, mu);
+        let mut left = batch;
+        while left > 0 {
+            // At least one per step, or a step would never end the generation.
+            let count = algorithm.step_size(left).clamp(1, left);
+            let genomes = algorithm.offspring(problem, &state.population, count, &mut state.rng);
+            let children = evaluated(problem, genomes);
+            for ind in &children {
+                archive_insert(&mut state.archive, ind, settings.archive_limit);
             }
-            Algorithm::Ga => {
-                let genomes = ga::offspring(
-                    problem,
-                    &state.population,
-                    batch,
-                    &settings.ga,
-                    &mut state.rng,
-                );
-                let children = evaluate_all(problem, genomes);
-                for ind in &children {
-                    archive_insert(&mut state.archive, ind, settings.archive_limit);
-                }
-                let old = std::mem::take(&mut state.population);
-                state.population = ga::survive(old, children, mu, settings.ga.elite);
-            }
-            Algorithm::SmsEmoa => {
-                for _ in 0..batch {
-                    let genome = sms_emoa::child(problem, &state.population, &mut state.rng);
-                    let evaluation = problem.evaluate(&genome);
-                    let ind = Individual { genome, evaluation };
-                    archive_insert(&mut state.archive, &ind, settings.archive_limit);
-                    state.population.push(ind);
-                    let worst = sms_emoa::removal_index(&state.population);
-                    state.population.remove(worst);
-                }
-            }
+            let population = std::mem::take(&mut state.population);
+            state.population = algorithm.survive(population, children, mu);
+            left -= count;
         }
         state.generation += 1;
         state.evaluations += batch;
         record(&mut state, settings);
-        save(problem, settings, &state, writer, start, budget)?;
+        notify(&mut observers, &state)?;
     }
-    bar.finish_and_clear();
-    let elapsed = state.earlier + start.elapsed();
+    let elapsed = state.elapsed();
     Ok(Some(outcome(problem, settings, state, elapsed)))
 }
 
-fn progress_bar(settings: &RunSettings) -> ProgressBar {
-    if !settings.progress || !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
+/// Generation 0: `population` random genomes, evaluated, archived and recorded.
+fn initial_state<P: SearchProblem>(
+    problem: &P,
+    settings: &RunSettings,
+    started: Instant,
+) -> RunState<P::Genome> {
+    let mut rng = ChaCha8Rng::seed_from_u64(settings.seed);
+    let genomes: Vec<_> = (0..settings.population)
+        .map(|_| problem.random_genome(&mut rng))
+        .collect();
+    let population = evaluated(problem, genomes);
+    let mut archive = Vec::new();
+    for ind in &population {
+        archive_insert(&mut archive, ind, settings.archive_limit);
     }
-    let bar = ProgressBar::new(settings.evaluations as u64);
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{prefix} [{bar:30}] {pos}/{len} evaluations ({per_sec}), {msg}, {elapsed}",
-        )
-        .expect("static template")
-        .progress_chars("=> "),
-    );
-    bar.set_prefix(settings.label.clone());
-    bar
+    let mut state = RunState {
+        population,
+        archive,
+        generation: 0,
+        evaluations: settings.population,
+        history: Vec::new(),
+        rng,
+        earlier: Duration::ZERO,
+        started,
+    };
+    record(&mut state, settings);
+    state
+}
+
+/// Tells every observer about the generation just done; the first error ends the run.
+fn notify<G>(observers: &mut [Box<dyn RunObserver<G> + '_>], state: &RunState<G>) -> Result<()> {
+    observers.iter_mut().try_for_each(|o| o.generation(state))
 }
 
 /// Appends this generation's hypervolume to the history.
-fn record<G>(state: &mut State<G>, settings: &RunSettings) {
+fn record<G>(state: &mut RunState<G>, settings: &RunSettings) {
     let points: Vec<Vec<f64>> = feasible_first_front(&state.population)
         .map(|i| state.population[i].evaluation.objectives.clone())
         .collect();
@@ -382,31 +362,6 @@ fn feasible_first_front<G>(population: &[Individual<G>]) -> impl Iterator<Item =
     first_front(&evals)
         .into_iter()
         .filter(move |&i| population[i].evaluation.feasible())
-}
-
-fn save<P: SearchProblem>(
-    problem: &P,
-    settings: &RunSettings,
-    state: &State<P::Genome>,
-    writer: Option<&Writer<P::Genome>>,
-    start: Instant,
-    budget: usize,
-) -> Result<()> {
-    let Some(writer) = writer else {
-        return Ok(());
-    };
-    let checkpoint = Checkpoint {
-        finished: state.evaluations >= budget,
-        generation: state.generation,
-        evaluations: state.evaluations,
-        elapsed_seconds: (state.earlier + start.elapsed()).as_secs_f64(),
-        rng: state.rng.clone(),
-        history: state.history.clone(),
-        population: state.population.clone(),
-        archive: state.archive.clone(),
-        ..header(problem, settings)
-    };
-    writer.submit(checkpoint)
 }
 
 /// Adds a feasible solution to the archive unless an archived one dominates it or has the
@@ -448,7 +403,7 @@ fn archive_insert<G: Clone>(
 fn outcome<P: SearchProblem>(
     problem: &P,
     settings: &RunSettings,
-    state: State<P::Genome>,
+    state: RunState<P::Genome>,
     elapsed: Duration,
 ) -> RunOutcome<P::Genome> {
     let mut seen = std::collections::HashSet::new();

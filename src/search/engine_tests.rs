@@ -1,15 +1,15 @@
 //! Tests of the run loop: determinism, thread-count independence, resume, constraints.
 
 use super::*;
-use crate::search::benchmarks::{Benchmark, RealProblem};
 use crate::search::dominance::constrained_dominates;
+use crate::search::problems::benchmarks::{Benchmark, RealProblem};
 use crate::search::{Objective, SearchProblem};
 
-fn settings(algorithm: Algorithm, population: usize, evaluations: usize) -> RunSettings {
+fn settings(algorithm: AlgorithmName, population: usize, evaluations: usize) -> RunSettings {
     RunSettings {
         algorithm,
         population,
-        evaluations,
+        termination: Termination::Evaluations(evaluations),
         seed: 7,
         reference_point: vec![1.1, 1.1],
         checkpoint_dir: None,
@@ -49,7 +49,7 @@ fn seeds_are_distinct_and_stable() {
 #[test]
 fn nsga2_converges_and_counts_the_budget() {
     let p = zdt1();
-    let out = run(&p, &settings(Algorithm::Nsga2, 40, 4030)).unwrap();
+    let out = run(&p, &settings(AlgorithmName::Nsga2, 40, 4030)).unwrap();
     // 40 initial + 100 generations of 40 - the last generation gets only the 30 left.
     assert_eq!(out.evaluations, 4030);
     assert_eq!(out.generations, 100);
@@ -77,7 +77,7 @@ fn nsga2_converges_and_counts_the_budget() {
 #[test]
 fn sms_emoa_converges() {
     let p = zdt1();
-    let out = run(&p, &settings(Algorithm::SmsEmoa, 20, 2000)).unwrap();
+    let out = run(&p, &settings(AlgorithmName::SmsEmoa, 20, 2000)).unwrap();
     assert_eq!((out.evaluations, out.generations), (2000, 99));
     assert_eq!(out.population.len(), 20);
     assert!(out.hypervolume > 0.75, "{}", out.hypervolume);
@@ -86,7 +86,7 @@ fn sms_emoa_converges() {
 #[test]
 fn same_seed_same_result_whatever_the_thread_count() {
     let p = zdt1();
-    for algorithm in [Algorithm::Nsga2, Algorithm::SmsEmoa] {
+    for algorithm in [AlgorithmName::Nsga2, AlgorithmName::SmsEmoa] {
         let s = settings(algorithm, 20, 600);
         let on = |threads: usize| {
             rayon::ThreadPoolBuilder::new()
@@ -106,7 +106,7 @@ fn same_seed_same_result_whatever_the_thread_count() {
 #[test]
 fn resumed_run_equals_uninterrupted_run() {
     let p = zdt1();
-    for algorithm in [Algorithm::Nsga2, Algorithm::SmsEmoa] {
+    for algorithm in [AlgorithmName::Nsga2, AlgorithmName::SmsEmoa] {
         let dir = tempfile::tempdir().unwrap();
         let mut s = settings(algorithm, 20, 1010);
         let plain = run(&p, &s).unwrap();
@@ -128,7 +128,7 @@ fn resumed_run_equals_uninterrupted_run() {
 fn finished_checkpoint_is_returned_without_recomputing() {
     let p = zdt1();
     let dir = tempfile::tempdir().unwrap();
-    let mut s = settings(Algorithm::Nsga2, 20, 400);
+    let mut s = settings(AlgorithmName::Nsga2, 20, 400);
     s.checkpoint_dir = Some(dir.path().to_path_buf());
     let first = run(&p, &s).unwrap();
     // Mark the stored history: a recomputation would overwrite the mark.
@@ -149,7 +149,7 @@ fn finished_checkpoint_is_returned_without_recomputing() {
 fn resume_refuses_different_settings() {
     let p = zdt1();
     let dir = tempfile::tempdir().unwrap();
-    let mut s = settings(Algorithm::Nsga2, 20, 400);
+    let mut s = settings(AlgorithmName::Nsga2, 20, 400);
     s.checkpoint_dir = Some(dir.path().to_path_buf());
     run_until(&p, &s, Some(2)).unwrap();
     s.resume = true;
@@ -164,14 +164,14 @@ fn resume_refuses_different_settings() {
         "{e}"
     );
     s.seed = 7;
-    s.algorithm = Algorithm::SmsEmoa;
+    s.algorithm = AlgorithmName::SmsEmoa;
     let e = run(&p, &s).unwrap_err().to_string();
     assert!(
         e.contains("algorithm (checkpoint nsga2, now sms-emoa)"),
         "{e}"
     );
-    s.algorithm = Algorithm::Nsga2;
-    s.evaluations = 500;
+    s.algorithm = AlgorithmName::Nsga2;
+    s.termination = Termination::Evaluations(500);
     let e = run(&p, &s).unwrap_err().to_string();
     assert!(
         e.contains("evaluation_budget (checkpoint 400, now 500)"),
@@ -190,7 +190,7 @@ fn fingerprint(variables: usize, eta: f64) -> serde_json::Value {
 fn resume_refuses_a_different_configuration_unless_forced() {
     let p = zdt1();
     let dir = tempfile::tempdir().unwrap();
-    let mut s = settings(Algorithm::Nsga2, 20, 400);
+    let mut s = settings(AlgorithmName::Nsga2, 20, 400);
     s.checkpoint_dir = Some(dir.path().to_path_buf());
     s.config = fingerprint(12, 15.0);
     run_until(&p, &s, Some(2)).unwrap();
@@ -228,7 +228,7 @@ fn resume_refuses_a_different_configuration_unless_forced() {
 fn resume_error(edit: impl Fn(&mut Checkpoint<Vec<f64>>)) -> String {
     let p = zdt1();
     let dir = tempfile::tempdir().unwrap();
-    let mut s = settings(Algorithm::Nsga2, 20, 400);
+    let mut s = settings(AlgorithmName::Nsga2, 20, 400);
     s.checkpoint_dir = Some(dir.path().to_path_buf());
     run_until(&p, &s, Some(2)).unwrap();
     let path = dir.path().join("checkpoint.json");
@@ -341,7 +341,7 @@ fn a_panic_in_a_checkpointed_run_does_not_hang() {
             assert!(call < 70, "evaluation {call} fails");
             zdt1.evaluate(g)
         });
-        let mut s = settings(Algorithm::Nsga2, 20, 400);
+        let mut s = settings(AlgorithmName::Nsga2, 20, 400);
         s.checkpoint_dir = Some(path);
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(&p, &s)));
         done.send(result.is_err()).unwrap();
@@ -360,7 +360,7 @@ fn a_panic_in_a_checkpointed_run_does_not_hang() {
 #[test]
 fn bad_settings_are_errors() {
     let p = zdt1();
-    let mut s = settings(Algorithm::Nsga2, 20, 400);
+    let mut s = settings(AlgorithmName::Nsga2, 20, 400);
     s.reference_point = vec![1.1];
     assert!(
         run(&p, &s)
@@ -368,7 +368,7 @@ fn bad_settings_are_errors() {
             .to_string()
             .contains("reference_point")
     );
-    let s = settings(Algorithm::Nsga2, 20, 10);
+    let s = settings(AlgorithmName::Nsga2, 20, 10);
     assert!(run(&p, &s).unwrap_err().to_string().contains("evaluations"));
 }
 
@@ -384,7 +384,7 @@ fn constraints_are_respected() {
             e
         },
     );
-    for algorithm in [Algorithm::Nsga2, Algorithm::SmsEmoa] {
+    for algorithm in [AlgorithmName::Nsga2, AlgorithmName::SmsEmoa] {
         let out = run(&p, &settings(algorithm, 20, 1500)).unwrap();
         assert!(!out.front.is_empty());
         for ind in out.front.iter().chain(&out.archive) {

@@ -1,25 +1,27 @@
-//! Multi-objective search: the [`SearchProblem`] abstraction, NSGA-II and SMS-EMOA, exact
-//! hypervolume, real-coded benchmark problems (ZDT, DTLZ) and the ExaNeSt link-arrangement
-//! problem. See docs/search.md.
+//! Multi-objective search: the [`SearchProblem`] abstraction, a generic engine (the run loop
+//! with its [`Termination`], observers and [`evaluate_all`]; the [`Algorithm`]s NSGA-II,
+//! SMS-EMOA and a single-objective GA; exact hypervolume; checkpoints) and, in `problems/`,
+//! the problems it searches: real-coded benchmarks (ZDT, DTLZ), the ExaNeSt link arrangement
+//! and routing tables. See docs/search.md.
 
-pub mod benchmarks;
+pub mod algorithms;
 pub mod checkpoint;
 pub mod config;
 pub mod dominance;
 pub mod engine;
-pub mod exanest;
-pub mod exanest_compare;
-pub mod exanest_report;
+pub mod evaluate;
 pub mod front;
-pub mod ga;
 pub mod hypervolume;
-pub mod nsga2;
+pub mod observer;
 pub mod problem;
+pub mod problems;
 pub mod real;
-pub mod routing_tables;
-pub mod sms_emoa;
 pub mod stats;
+pub mod termination;
 
-pub use config::{Algorithm, SearchConfig};
+pub use algorithms::{Algorithm, AlgorithmName};
+pub use config::SearchConfig;
 pub use engine::{GenerationRecord, Individual, RunOutcome, RunSettings, run, run_seed};
+pub use evaluate::evaluate_all;
 pub use problem::{Evaluation, Objective, SearchProblem, Sense};
+pub use termination::Termination;

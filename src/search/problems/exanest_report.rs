@@ -9,8 +9,8 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::exanest::EXTRA_NAMES;
-use super::problem::Evaluation;
-use super::stats::{RankSum, mean_sd, median, rank_sum};
+use crate::search::problem::Evaluation;
+use crate::search::stats::{RankSum, mean_sd, median, rank_sum};
 
 /// One algorithm's runs: each run's final Pareto set and its hypervolume.
 pub struct AlgorithmRuns<'a> {

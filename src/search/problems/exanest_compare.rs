@@ -5,8 +5,8 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use super::exanest::ExanestProblem;
-use super::stats::mean_sd;
 use crate::error::Result;
+use crate::search::stats::mean_sd;
 use crate::topology::generators::jellyfish;
 use crate::topology::metrics::{MetricsOptions, compute};
 use crate::topology::spec::LinkParams;

@@ -6,9 +6,45 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
 use crate::search::SearchProblem;
+use crate::search::algorithms::Algorithm;
 use crate::search::config::{GaOptions, Selection};
 use crate::search::dominance::constrained_dominates;
-use crate::search::engine::Individual;
+use crate::search::engine::{Individual, RunSettings};
+
+/// The GA as the run loop's generation step, with the run's selection and elitism
+/// ([`RunSettings::ga`]).
+pub struct Ga {
+    options: GaOptions,
+}
+
+impl Ga {
+    pub fn new(settings: &RunSettings) -> Self {
+        Ga {
+            options: settings.ga,
+        }
+    }
+}
+
+impl<P: SearchProblem> Algorithm<P> for Ga {
+    fn offspring(
+        &self,
+        problem: &P,
+        population: &[Individual<P::Genome>],
+        count: usize,
+        rng: &mut ChaCha8Rng,
+    ) -> Vec<P::Genome> {
+        offspring(problem, population, count, &self.options, rng)
+    }
+
+    fn survive(
+        &self,
+        population: Vec<Individual<P::Genome>>,
+        offspring: Vec<Individual<P::Genome>>,
+        mu: usize,
+    ) -> Vec<Individual<P::Genome>> {
+        survive(population, offspring, mu, self.options.elite)
+    }
+}
 
 /// Order of two members: feasible before infeasible, then smaller violation, then smaller
 /// cost (`objectives[0]`).

@@ -21,9 +21,9 @@ use rand::Rng;
 use rand::seq::IndexedRandom;
 use rand_chacha::ChaCha8Rng;
 
-use super::config::{BisectionMode, Diversity, ExanestSearch, InvalidPolicy, SearchConfig};
-use super::problem::{Evaluation, Objective, SearchProblem};
 use crate::error::{Error, Result};
+use crate::search::config::{BisectionMode, Diversity, ExanestSearch, InvalidPolicy, SearchConfig};
+use crate::search::problem::{Evaluation, Objective, SearchProblem};
 use crate::topology::TopologyConfig;
 use crate::topology::generators::{
     check_exanest_dims, exanest_links, exanest_router_of, exanest_symmetry,

@@ -6,8 +6,42 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::search::Evaluation;
 use crate::search::SearchProblem;
+use crate::search::algorithms::Algorithm;
 use crate::search::dominance::{non_dominated_sort, rank_and_crowding};
-use crate::search::engine::Individual;
+use crate::search::engine::{Individual, RunSettings};
+
+/// NSGA-II as the run loop's generation step: [`offspring`], then [`survive`] over the
+/// parents and children together.
+pub struct Nsga2;
+
+impl Nsga2 {
+    pub fn new(_: &RunSettings) -> Self {
+        Nsga2
+    }
+}
+
+impl<P: SearchProblem> Algorithm<P> for Nsga2 {
+    fn offspring(
+        &self,
+        problem: &P,
+        population: &[Individual<P::Genome>],
+        count: usize,
+        rng: &mut ChaCha8Rng,
+    ) -> Vec<P::Genome> {
+        offspring(problem, population, count, rng)
+    }
+
+    fn survive(
+        &self,
+        population: Vec<Individual<P::Genome>>,
+        offspring: Vec<Individual<P::Genome>>,
+        mu: usize,
+    ) -> Vec<Individual<P::Genome>> {
+        let mut combined = population;
+        combined.extend(offspring);
+        survive(combined, mu)
+    }
+}
 
 /// `count` offspring genomes (not yet evaluated) bred from `population`. Draws from `rng`
 /// only, in a fixed order, so the offspring depend on the seed alone.

@@ -12,12 +12,56 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
 use crate::search::SearchProblem;
+use crate::search::algorithms::Algorithm;
 use crate::search::dominance::non_dominated_sort;
-use crate::search::engine::Individual;
+use crate::search::engine::{Individual, RunSettings};
 use crate::search::hypervolume::contributions;
 
 /// Reference point in the scaled space.
 pub const SCALED_REFERENCE: f64 = 1.1;
+
+/// SMS-EMOA as the run loop's generation step: steps of one [`child`], each followed by the
+/// removal of one member ([`removal_index`]).
+pub struct SmsEmoa;
+
+impl SmsEmoa {
+    pub fn new(_: &RunSettings) -> Self {
+        SmsEmoa
+    }
+}
+
+impl<P: SearchProblem> Algorithm<P> for SmsEmoa {
+    fn offspring(
+        &self,
+        problem: &P,
+        population: &[Individual<P::Genome>],
+        count: usize,
+        rng: &mut ChaCha8Rng,
+    ) -> Vec<P::Genome> {
+        (0..count)
+            .map(|_| child(problem, population, rng))
+            .collect()
+    }
+
+    fn survive(
+        &self,
+        mut population: Vec<Individual<P::Genome>>,
+        offspring: Vec<Individual<P::Genome>>,
+        mu: usize,
+    ) -> Vec<Individual<P::Genome>> {
+        population.extend(offspring);
+        while population.len() > mu {
+            let worst = removal_index(&population);
+            population.remove(worst);
+        }
+        population
+    }
+
+    /// Steady state: each child competes with the population before the next is bred.
+    fn step_size(&self, _batch: usize) -> usize {
+        1
+    }
+}
 
 /// One child: the first child of crossing two distinct parents drawn uniformly, mutated.
 pub fn child<P: SearchProblem>(

@@ -2,7 +2,7 @@
 //! one of the pair's 2^b candidate paths (`routing::table::candidates`); or, for
 //! destination-based tables, one gene per (router, destination) picks one of the router's
 //! minimal output ports toward that destination. Runs on the shared engine as
-//! [`Algorithm::Ga`](crate::search::Algorithm::Ga).
+//! [`AlgorithmName::Ga`](crate::search::AlgorithmName::Ga).
 //!
 //! Fitness (minimised): the exact maximum channel utilisation of the table under the training
 //! traffic, per unit of offered load (1 flit per terminal per cycle), so `1 / fitness` is the
@@ -15,11 +15,11 @@ use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-use super::problem::{Evaluation, Objective, SearchProblem};
 use crate::error::{Error, Result};
 use crate::routing::paths::PortGraph;
 use crate::routing::table::load::{RouterDemand, average_hops, channel_loads};
 use crate::routing::table::{CandidateSet, RouterPath, RoutingTable, pair_index, pair_of};
+use crate::search::problem::{Evaluation, Objective, SearchProblem};
 use crate::topology::Topology;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -601,7 +601,6 @@ impl EvolveConfig {
         }
     }
 
-    /// GA selection and elitism; errors name the field.
     /// The GA's evaluation budget: the initial population and `generations` more, checked
     /// against overflow and the limit.
     pub fn evaluation_budget(&self) -> Result<usize> {
@@ -612,6 +611,7 @@ impl EvolveConfig {
         )
     }
 
+    /// GA selection and elitism; errors name the field.
     pub fn ga_options(&self) -> Result<crate::search::config::GaOptions> {
         use crate::search::config::{GaOptions, Selection};
         let selection = match self.selection.as_str() {
@@ -666,7 +666,7 @@ mod tests {
 
     use super::*;
     use crate::search::config::GaOptions;
-    use crate::search::{Algorithm, RunSettings, run};
+    use crate::search::{AlgorithmName, RunSettings, Termination, run};
     use crate::topology::TopologyConfig;
     use crate::traffic::{Traffic, TrafficConfig};
 
@@ -686,9 +686,9 @@ mod tests {
 
     fn settings(population: usize, generations: usize) -> RunSettings {
         RunSettings {
-            algorithm: Algorithm::Ga,
+            algorithm: AlgorithmName::Ga,
             population,
-            evaluations: population * (generations + 1),
+            termination: Termination::Generations(generations),
             seed: 7,
             reference_point: vec![100.0],
             checkpoint_dir: None,
