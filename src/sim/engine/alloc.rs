@@ -41,7 +41,7 @@ impl Engine<'_> {
         let pkt = self.ivs[iv].front.pkt as usize;
         let info = self.packets[pkt].info;
         let ivc = &mut self.ivs[iv];
-        ivc.state = ACTIVE;
+        ivc.state = VcState::Active;
         ivc.out_port = out_port as u32;
         ivc.out_vc = vc as u8;
         ivc.ready = self.now + u64::from(self.p.vc_alloc_delay);

@@ -71,7 +71,7 @@ impl<'a> Engine<'a> {
             head: 0,
             out_port: NONE,
             cands: 0,
-            state: IDLE,
+            state: VcState::Idle,
             out_vc: 0,
         };
         let mut port_info = vec![PortInfo::default(); ports];

@@ -10,8 +10,8 @@ impl Engine<'_> {
     /// A VC is *live* when it can act now or something already under way will let it act:
     /// its stage's delay has not passed, it has no route yet, it holds an output VC with a
     /// credit (or leading to a terminal), a grantable candidate, or credits or flits on
-    /// their way to what it waits for. Otherwise it *waits on* other VCs: an ACTIVE VC
-    /// without credits on the downstream input VC; an ACTIVE VC whose buffered flits have
+    /// their way to what it waits for. Otherwise it *waits on* other VCs: an `Active` VC
+    /// without credits on the downstream input VC; an `Active` VC whose buffered flits have
     /// all left on the upstream VC still holding the rest of its packet; a VC waiting for
     /// an output VC on the VC holding each candidate (or, when a candidate is free but lacks
     /// credits, on the downstream input VC). A VC that waits on a live VC becomes live (it
@@ -57,8 +57,8 @@ impl Engine<'_> {
             let wait = &mut waits[iv];
             live[iv] = match ivc.state {
                 _ if ivc.ready > self.now => true,
-                IDLE => true,
-                ACTIVE if ivc.len == 0 => {
+                VcState::Idle => true,
+                VcState::Active if ivc.len == 0 => {
                     // The packet's next flits are upstream (or on the channel).
                     let chan = self.net.in_chan[iv / v];
                     let base = self.net.chan_credit_base[chan as usize] as usize;
@@ -74,7 +74,7 @@ impl Engine<'_> {
                         }
                     }
                 }
-                ACTIVE => {
+                VcState::Active => {
                     let ov = ivc.out(v);
                     if self.ovs[ov].credits > 0 || credits_coming[ov] {
                         true
@@ -88,8 +88,8 @@ impl Engine<'_> {
                         }
                     }
                 }
-                _ => {
-                    // VC_ALLOC: live if any candidate could be granted now.
+                VcState::VcAllocation => {
+                    // Live if any candidate could be granted now.
                     let r = self.net.port_router[iv / v] as usize;
                     let pb = self.net.port_base[r] as usize;
                     let mut any = false;
@@ -247,7 +247,7 @@ impl Engine<'_> {
     fn check_output_queues(&self) -> Result<(), String> {
         let mut expect = vec![0u64; self.port_state.len()];
         for (iv, ivc) in self.ivs.iter().enumerate() {
-            if ivc.state == ACTIVE {
+            if ivc.state == VcState::Active {
                 let own = self
                     .buffered(iv)
                     .take_while(|f| f.pkt == ivc.front.pkt)

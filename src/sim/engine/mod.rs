@@ -96,16 +96,19 @@ struct InputVc {
     /// Flits held (the front one included), and the ring slot of the one behind the front.
     len: u32,
     head: u32,
-    /// When ACTIVE: the output VC, as its global port and VC.
+    /// When `Active`: the output VC, as its global port and VC.
     out_port: u32,
     /// Route candidates stored for this VC (see `Engine::cands`).
     cands: u16,
-    state: u8,
+    state: VcState,
     out_vc: u8,
 }
 
+// Two records per 64-byte cache line: a field added here must replace one.
+const _: () = assert!(std::mem::size_of::<InputVc>() == 32);
+
 impl InputVc {
-    /// The output VC's global index (`out_port * V + out_vc`), when ACTIVE.
+    /// The output VC's global index (`out_port * V + out_vc`), when `Active`.
     fn out(&self, v: usize) -> usize {
         self.out_port as usize * v + usize::from(self.out_vc)
     }
@@ -243,10 +246,17 @@ struct Packet {
     live: bool,
 }
 
-// Input VC states.
-const IDLE: u8 = 0; // empty, or a head flit at the front waiting for route computation
-const VC_ALLOC: u8 = 1; // routed, waiting for an output VC
-const ACTIVE: u8 = 2; // holds an output VC; flits go through switch allocation
+/// Where an input VC stands in the pipeline. One byte, so that `InputVc` stays 32 bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+enum VcState {
+    /// Empty, or a head flit at the front waiting for route computation.
+    Idle,
+    /// Routed, waiting for an output VC.
+    VcAllocation,
+    /// Holds an output VC; flits go through switch allocation.
+    Active,
+}
 
 /// A deadlock: input VCs holding flits that can never move again (see
 /// `Engine::find_deadlock` and docs/simulator.md).
@@ -683,14 +693,14 @@ impl<'a> Engine<'a> {
         // arrival counts when it belongs to that packet (flits arrive in order, so the
         // packet's flits are the buffered ones from the front, and with none buffered the
         // arrival is the packet's next flit).
-        if ivc.state == ACTIVE && (ivc.len == 0 || ivc.front.pkt == ev.flit.pkt) {
+        if ivc.state == VcState::Active && (ivc.len == 0 || ivc.front.pkt == ev.flit.pkt) {
             self.port_state[ivc.out_port as usize].queue += 1;
         }
         if ivc.len == 0 {
             let r = dest.router as usize;
             let li = (dest.local + ev.vc) as usize;
             self.nonempty[r * self.words + li / 64] |= 1 << (li % 64);
-            if ivc.state == IDLE {
+            if ivc.state == VcState::Idle {
                 self.ivs[iv].ready = self.now;
             }
             self.activate_router(r);

@@ -24,16 +24,16 @@ impl Engine<'_> {
                     continue;
                 }
                 match ivc.state {
-                    IDLE => {
+                    VcState::Idle => {
                         self.compute_route(&at, li);
                         if self.p.routing_delay == 0 {
                             any_va |= self.request_vc(&at, li);
                         }
                     }
-                    VC_ALLOC => any_va |= self.request_vc(&at, li),
+                    VcState::VcAllocation => any_va |= self.request_vc(&at, li),
                     // The VC allocation below does not change what `can_send` reads.
-                    _ if self.can_send(&ivc) => sa_bits |= 1 << (li % 64),
-                    _ => {}
+                    VcState::Active if self.can_send(&ivc) => sa_bits |= 1 << (li % 64),
+                    VcState::Active => {}
                 }
             }
             self.sa_mask[w] = sa_bits;
@@ -47,7 +47,7 @@ impl Engine<'_> {
         }
     }
 
-    /// An ACTIVE input VC may request the switch: a credit downstream and a free channel.
+    /// An `Active` input VC may request the switch: a credit downstream and a free channel.
     pub(super) fn can_send(&self, ivc: &InputVc) -> bool {
         self.ovs[ivc.out(self.v)].credits > 0
             && self.port_state[ivc.out_port as usize].free_at <= self.now
@@ -95,7 +95,7 @@ impl Engine<'_> {
             0
         };
         let ivc = &mut self.ivs[iv];
-        ivc.state = VC_ALLOC;
+        ivc.state = VcState::VcAllocation;
         ivc.ready = self.now + u64::from(self.p.routing_delay + extra);
     }
 
@@ -260,7 +260,7 @@ impl Engine<'_> {
         ivc.front = front;
         if flit.is_tail() {
             self.ovs[ov].owner = NONE;
-            ivc.state = IDLE;
+            ivc.state = VcState::Idle;
             ivc.out_port = NONE;
             ivc.ready = now + 1;
         }
