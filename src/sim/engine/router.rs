@@ -1,191 +1,252 @@
-//! One router's cycle: route computation, VC-allocation requests and switch-allocation
-//! requests over its non-empty input VCs (one pass over the bit set), then the allocators
-//! (alloc.rs) and switch traversal.
+//! The input-queued router: its state, a flit's arrival into an input VC, and one router's
+//! cycle: route computation, VC-allocation requests and switch-allocation requests over its
+//! non-empty input VCs (one pass over the bit set), then the allocators (alloc.rs) and
+//! switch traversal.
 
+use super::alloc::{SwitchAllocator, VcAllocator};
+use super::vcs::{InputVcs, OutputVcs};
 use super::*;
 
+/// The changing state of a global port: its output channel's next free cycle, its output
+/// queue (the buffered flits of the packets that hold one of its output VCs; flits of later
+/// packets queued behind them count once their packet is granted) and the switch
+/// allocators' round-robin pointers (as an input port, as an output port, iSLIP's accept).
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct PortState {
+    pub(super) free_at: u64,
+    pub(super) output_queue: u32,
+    pub(super) input_pointer: u32,
+    pub(super) output_pointer: u32,
+    pub(super) accept_pointer: u32,
+}
+
+/// The state of every router of the network: input-queued, no output buffers.
+pub(super) struct InputQueuedRouter {
+    pub(super) input_vcs: InputVcs,
+    pub(super) output_vcs: OutputVcs,
+    /// Per global port.
+    pub(super) port_state: Vec<PortState>,
+    pub(super) vc_allocator: VcAllocator,
+    pub(super) switch_allocator: SwitchAllocator,
+}
+
+impl InputQueuedRouter {
+    /// Whether router `r` holds flits (stays on the active list).
+    pub(super) fn holds_flits(&self, r: usize) -> bool {
+        self.input_vcs.router_holds_flits(r)
+    }
+
+    /// The congestion state routing functions read.
+    pub(super) fn view<'e>(&'e self, net: &'e Network) -> EngineView<'e> {
+        EngineView::of_parts(
+            &self.output_vcs.records,
+            &self.port_state,
+            &self.input_vcs.records,
+            net,
+            self.input_vcs.depth,
+        )
+    }
+}
+
 impl Engine<'_> {
+    /// Flit `flit` arrives on VC `vc` of the router input `dest`: into its input VC's
+    /// buffer (a head at the front of an empty, idle VC starts route computation now).
+    pub(super) fn buffer_arrival(&mut self, dest: ChannelDestination, vc: u32, flit: Flit) {
+        let input_vc = (dest.first_vc + vc) as usize;
+        let vcs = &mut self.router.input_vcs;
+        let record = vcs.records[input_vc];
+        debug_assert!(record.len < vcs.depth, "credit protocol violated");
+        if record.len == 0 {
+            vcs.records[input_vc].front = flit;
+            // Its route is computed later this cycle.
+            prefetch(&self.packets.table, flit.packet as usize);
+        } else {
+            let mut pos = record.ring_head + record.len - 1;
+            if pos >= vcs.depth {
+                pos -= vcs.depth;
+            }
+            let slot = vcs.ring_slot(input_vc, pos);
+            vcs.ring[slot] = flit;
+        }
+        vcs.records[input_vc].len = record.len + 1;
+        // The output queue counts the flits of the packet that holds the output VC: an
+        // arrival counts when it belongs to that packet (flits arrive in order, so the
+        // packet's flits are the buffered ones from the front, and with none buffered the
+        // arrival is the packet's next flit).
+        if record.state == VcState::Active
+            && (record.len == 0 || record.front.packet == flit.packet)
+        {
+            self.router.port_state[record.output_port as usize].output_queue += 1;
+        }
+        if record.len == 0 {
+            let r = dest.router as usize;
+            let local = (dest.first_local_vc + vc) as usize;
+            let vcs = &mut self.router.input_vcs;
+            vcs.nonempty[r * vcs.words_per_router + local / 64] |= 1 << (local % 64);
+            if record.state == VcState::Idle {
+                vcs.records[input_vc].ready = self.now;
+            }
+            self.active_routers.activate(r);
+        }
+    }
+
     pub(super) fn process_router(&mut self, r: usize) {
         let now = self.now;
-        let words = self.words;
-        let at = self.routers[r];
-        let base = at.iv0;
-        let mut any_va = false;
-        let mut any_sa = false;
+        let words = self.router.input_vcs.words_per_router;
+        let at = self.ports.routers[r];
+        let base = at.first_vc;
+        let mut any_vc_request = false;
+        let mut any_switch_request = false;
         for w in 0..words {
-            let mut bits = self.nonempty[r * words + w];
-            let mut sa_bits = 0u64;
+            let mut bits = self.router.input_vcs.nonempty[r * words + w];
+            let mut switch_bits = 0u64;
             while bits != 0 {
-                let li = w * 64 + bits.trailing_zeros() as usize;
+                let local_input_vc = w * 64 + bits.trailing_zeros() as usize;
                 bits &= bits - 1;
-                let iv = base + li;
-                let ivc = self.ivs[iv];
-                if ivc.ready > now {
+                let record = self.router.input_vcs.records[base + local_input_vc];
+                if record.ready > now {
                     continue;
                 }
-                match ivc.state {
+                match record.state {
                     VcState::Idle => {
-                        self.compute_route(&at, li);
-                        if self.p.routing_delay == 0 {
-                            any_va |= self.request_vc(&at, li);
+                        self.compute_route(&at, local_input_vc);
+                        if self.params.routing_delay == 0 {
+                            any_vc_request |= self.request_vc(&at, local_input_vc);
                         }
                     }
-                    VcState::VcAllocation => any_va |= self.request_vc(&at, li),
+                    VcState::VcAllocation => {
+                        any_vc_request |= self.request_vc(&at, local_input_vc);
+                    }
                     // The VC allocation below does not change what `can_send` reads.
-                    VcState::Active if self.can_send(&ivc) => sa_bits |= 1 << (li % 64),
+                    VcState::Active if self.can_send(&record) => {
+                        switch_bits |= 1 << (local_input_vc % 64);
+                    }
                     VcState::Active => {}
                 }
             }
-            self.sa_mask[w] = sa_bits;
-            any_sa |= sa_bits != 0;
+            self.router.switch_allocator.requesting[w] = switch_bits;
+            any_switch_request |= switch_bits != 0;
         }
-        if any_va {
-            any_sa |= self.allocate_vcs(&at);
+        if any_vc_request {
+            any_switch_request |= self.allocate_vcs(&at);
         }
-        if any_sa {
+        if any_switch_request {
             self.allocate_switch(&at);
         }
     }
 
     /// An `Active` input VC may request the switch: a credit downstream and a free channel.
-    pub(super) fn can_send(&self, ivc: &InputVc) -> bool {
-        self.ovs[ivc.out(self.v)].credits > 0
-            && self.port_state[ivc.out_port as usize].free_at <= self.now
+    pub(super) fn can_send(&self, record: &InputVc) -> bool {
+        self.router.output_vcs.records[record.output_vc_index(self.num_vcs)].credits > 0
+            && self.router.port_state[record.output_port as usize].free_at <= self.now
     }
 
-    fn compute_route(&mut self, at: &RouterAt, li: usize) {
-        let iv = at.iv0 + li;
-        let flit = self.front(iv);
+    fn compute_route(&mut self, at: &RouterLayout, local_input_vc: usize) {
+        let input_vc = at.first_vc + local_input_vc;
+        let flit = self.router.input_vcs.records[input_vc].front;
         debug_assert_eq!(
-            flit.seq(),
+            flit.index(),
             0,
             "a packet's first flit reached an idle VC mid-packet"
         );
-        self.route_out.clear();
-        let info = self.packet_info(flit.pkt);
-        let mut state = self.packets[flit.pkt as usize].route;
+        self.routing.candidates.clear();
+        let info = self.packets.info(flit.packet);
+        let mut state = self.packets.table[flit.packet as usize].route;
         {
-            let congestion = EngineView::of_parts(
-                &self.ovs,
-                &self.port_state,
-                &self.ivs,
-                &self.net,
-                self.depth,
-            );
+            let congestion = self.router.view(&self.net);
             let ctx = RouteContext {
-                router: at.r,
-                in_port: self.lport[li] as usize,
-                in_vc: self.lvc[li] as usize,
+                router: at.router,
+                in_port: self.ports.local_port[local_input_vc] as usize,
+                in_vc: self.ports.local_vc[local_input_vc] as usize,
                 congestion: &congestion,
             };
-            self.session.route(
+            self.routing.session.route(
                 self.now,
                 &ctx,
                 &info,
                 &mut state,
-                &mut self.rng,
-                &mut self.route_out,
+                &mut self.routing.rng,
+                &mut self.routing.candidates,
             );
         }
-        self.packets[flit.pkt as usize].route = state;
-        self.store_cands(iv);
-        let extra = if self.hooks.route_delay {
-            self.session.take_route_delay()
+        self.packets.table[flit.packet as usize].route = state;
+        self.router
+            .input_vcs
+            .store_candidates(input_vc, &self.routing.candidates);
+        let extra = if self.routing.hooks.route_delay {
+            self.routing.session.take_route_delay()
         } else {
             0
         };
-        let ivc = &mut self.ivs[iv];
-        ivc.state = VcState::VcAllocation;
-        ivc.ready = self.now + u64::from(self.p.routing_delay + extra);
-    }
-
-    /// Keeps the candidates in `route_out` for input VC `iv`.
-    fn store_cands(&mut self, iv: usize) {
-        let n = self.route_out.len();
-        if n > self.cand_stride {
-            // Rare (a routing function returned more candidates than ever before): widen.
-            let stride = n.next_power_of_two();
-            let mut wider = vec![self.route_out[0]; self.ivs.len() * stride];
-            for i in 0..self.ivs.len() {
-                let old = self.cands(i);
-                wider[i * stride..i * stride + old.len()].copy_from_slice(old);
-            }
-            self.cand_buf = wider;
-            self.cand_stride = stride;
-        }
-        let start = iv * self.cand_stride;
-        let dst = &mut self.cand_buf[start..start + n];
-        if let [c] = self.route_out[..] {
-            dst[0] = c; // the usual case, without a call to memcpy
-        } else {
-            dst.copy_from_slice(&self.route_out);
-        }
-        self.ivs[iv].cands = u16::try_from(n).expect("at most 65535 route candidates");
+        let record = &mut self.router.input_vcs.records[input_vc];
+        record.state = VcState::VcAllocation;
+        record.ready = self.now + u64::from(self.params.routing_delay + extra);
     }
 
     /// Input stage of VC allocation: the first candidate with a free output VC requests it
     /// (kept if nearer the output VC's round-robin pointer than earlier requests). Returns
     /// whether a request was made.
     #[inline(always)]
-    fn request_vc(&mut self, at: &RouterAt, li: usize) -> bool {
-        let base = at.iv0;
-        let iv = base + li;
+    fn request_vc(&mut self, at: &RouterLayout, local_input_vc: usize) -> bool {
+        let base = at.first_vc;
+        let input_vc = base + local_input_vc;
         // BookSim2's allocator out of line, so that the default path stays as small as it was.
-        let choice = match self.p.vc_allocator {
-            VcAllocatorKind::FirstFree => self.first_free_vc(base, iv),
-            VcAllocatorKind::SeparableInputFirst => self.separable_vc(at, iv),
+        let choice = match self.params.vc_allocator {
+            VcAllocatorKind::FirstFree => self.first_free_vc(base, input_vc),
+            VcAllocatorKind::SeparableInputFirst => self.separable_vc(at, input_vc),
         };
-        let Some((k, lov)) = choice else {
+        let Some((candidate, local_output_vc)) = choice else {
             return false;
         };
-        let li = li as u32;
-        let rr = self.ovs[base + lov].rr;
-        let dist = rr_distance(li, rr, at.span);
-        let bit = 1u64 << (lov % 64);
-        let req = &mut self.va_best[lov];
-        if self.va_mask[lov / 64] & bit == 0 || dist < req.dist {
-            self.va_mask[lov / 64] |= bit;
-            *req = VaRequest {
-                dist,
-                li,
-                cand: k as u32,
-            };
-        }
+        let pointer = self.router.output_vcs.records[base + local_output_vc].pointer;
+        let distance = round_robin_distance(local_input_vc as u32, pointer, at.num_local_vcs);
+        self.router.vc_allocator.request(
+            local_output_vc,
+            local_input_vc as u32,
+            candidate as u32,
+            distance,
+        );
         true
     }
 
-    /// Whether local output VC `lov` of the router whose first VC is `base` can be granted to
-    /// packet `pkt`; `need` is the credits every VC needs, or `None` when they differ by VC.
+    /// Whether local output VC `local_output_vc` of the router whose first VC is `base` can
+    /// be granted to packet `packet`; `need` is the credits every VC needs, or `None` when
+    /// they differ by VC.
     #[inline(always)]
-    fn grantable(&self, base: usize, lov: usize, pkt: u32, need: Option<u32>) -> bool {
-        let ovc = &self.ovs[base + lov];
+    pub(super) fn grantable(
+        &self,
+        base: usize,
+        local_output_vc: usize,
+        packet: u32,
+        need: Option<u32>,
+    ) -> bool {
+        let output_vcs = &self.router.output_vcs;
+        let output_vc = &output_vcs.records[base + local_output_vc];
         let need = match need {
             Some(n) => n,
-            None => self.grant_need(pkt, self.lvc[lov] as usize),
+            None => output_vcs.grant_need(
+                &self.packets,
+                packet,
+                self.ports.local_vc[local_output_vc] as usize,
+            ),
         };
-        ovc.owner == NONE && ovc.credits >= need
-    }
-
-    /// The credits a grant needs when they are the same on every VC (no cut-through VCs under
-    /// wormhole: the common case, as cheap as before per-VC rules existed).
-    #[inline(always)]
-    fn uniform_need(&self, pkt: u32) -> Option<u32> {
-        self.uniform_need.then(|| self.grant_need(pkt, 0))
+        output_vc.owner == NONE && output_vc.credits >= need
     }
 
     /// `first_free`: the first grantable VC in candidate order, as (candidate index, local
     /// output VC).
     #[inline(always)]
-    fn first_free_vc(&self, base: usize, iv: usize) -> Option<(usize, usize)> {
-        let pkt = self.front(iv).pkt;
-        let need = self.uniform_need(pkt);
-        let v = self.v;
-        self.cands(iv).iter().enumerate().find_map(|(k, c)| {
-            let first = c.port as usize * v;
+    fn first_free_vc(&self, base: usize, input_vc: usize) -> Option<(usize, usize)> {
+        let packet = self.router.input_vcs.records[input_vc].front.packet;
+        let need = self.router.output_vcs.uniform_need(&self.packets, packet);
+        let num_vcs = self.num_vcs;
+        let candidates = self.router.input_vcs.candidates(input_vc);
+        candidates.iter().enumerate().find_map(|(k, c)| {
+            let first = c.port as usize * num_vcs;
             (c.vcs.start..c.vcs.end)
                 .map(|vc| first + usize::from(vc))
-                .find(|&lov| self.grantable(base, lov, pkt, need))
-                .map(|lov| (k, lov))
+                .find(|&local_output_vc| self.grantable(base, local_output_vc, packet, need))
+                .map(|local_output_vc| (k, local_output_vc))
         })
     }
 
@@ -193,79 +254,90 @@ impl Engine<'_> {
     /// (BookSim's per-range priority); within the first candidate with a grantable VC, the
     /// one nearest this input VC's round-robin pointer.
     #[inline(never)]
-    fn separable_vc(&self, at: &RouterAt, iv: usize) -> Option<(usize, usize)> {
-        let pkt = self.front(iv).pkt;
-        let need = self.uniform_need(pkt);
-        let (v, ptr) = (self.v, self.va_ptr[iv]);
-        self.cands(iv).iter().enumerate().find_map(|(k, c)| {
-            let first = c.port as usize * v;
+    fn separable_vc(&self, at: &RouterLayout, input_vc: usize) -> Option<(usize, usize)> {
+        let packet = self.router.input_vcs.records[input_vc].front.packet;
+        let need = self.router.output_vcs.uniform_need(&self.packets, packet);
+        let num_vcs = self.num_vcs;
+        let pointer = self.router.vc_allocator.input_pointers[input_vc];
+        let candidates = self.router.input_vcs.candidates(input_vc);
+        candidates.iter().enumerate().find_map(|(k, c)| {
+            let first = c.port as usize * num_vcs;
             (c.vcs.start..c.vcs.end)
                 .map(|vc| first + usize::from(vc))
-                .filter(|&lov| self.grantable(at.iv0, lov, pkt, need))
-                .min_by_key(|&lov| rr_distance(lov as u32, ptr, at.span))
-                .map(|lov| (k, lov))
+                .filter(|&local_output_vc| {
+                    self.grantable(at.first_vc, local_output_vc, packet, need)
+                })
+                .min_by_key(|&local_output_vc| {
+                    round_robin_distance(local_output_vc as u32, pointer, at.num_local_vcs)
+                })
+                .map(|local_output_vc| (k, local_output_vc))
         })
     }
 
-    /// Moves the front flit of input VC `li` of router `at` through the crossbar onto its
-    /// output channel.
+    /// Moves the front flit of input VC `local_input_vc` of router `at` through the crossbar
+    /// onto its output channel.
     #[inline(always)]
-    pub(super) fn traverse(&mut self, at: &RouterAt, li: usize) {
+    pub(super) fn traverse(&mut self, at: &RouterLayout, local_input_vc: usize) {
         let now = self.now;
-        let base = at.iv0;
-        let iv = base + li;
-        let ivc = self.ivs[iv];
-        let flit = ivc.front;
-        let len = ivc.len - 1;
+        let input_vc = at.first_vc + local_input_vc;
+        let vcs = &self.router.input_vcs;
+        let record = vcs.records[input_vc];
+        let flit = record.front;
+        let len = record.len - 1;
         // The next flit moves from the ring to the front. An emptied ring restarts at slot 0,
         // so that lightly used VCs touch only the first block of their slots.
-        let (front, head) = if len == 0 {
+        let (front, ring_head) = if len == 0 {
             (flit, 0)
         } else {
-            let next = self.buf[self.buf_slot(iv, ivc.head)];
-            let head = if len == 1 || ivc.head + 1 == self.depth {
+            let next = vcs.ring[vcs.ring_slot(input_vc, record.ring_head)];
+            let head = if len == 1 || record.ring_head + 1 == vcs.depth {
                 0
             } else {
-                ivc.head + 1
+                record.ring_head + 1
             };
             (next, head)
         };
-        let ov = ivc.out(self.v);
-        let out_port = ivc.out_port as usize;
+        let output_vc = record.output_vc_index(self.num_vcs);
+        let output_port = record.output_port as usize;
         // Credit back to whoever feeds this input VC.
-        let gp_in = at.port0 + self.lport[li] as usize;
-        let input = self.ports[gp_in];
-        let credit_at = now + u64::from(input.in_credit_delay);
-        self.credit_wheel[(credit_at & self.wheel_mask) as usize]
-            .push(input.in_credit + self.lvc[li]);
+        let in_port = at.first_port + self.ports.local_port[local_input_vc] as usize;
+        let input = self.ports.links[in_port];
+        self.channels.send_credit(
+            now + u64::from(input.credit_delay),
+            input.credit_counter + self.ports.local_vc[local_input_vc],
+        );
         // Onto the output channel.
-        let port = self.ports[out_port];
+        let port = self.ports.links[output_port];
         if !port.ejection {
-            self.ovs[ov].credits -= 1;
+            self.router.output_vcs.records[output_vc].credits -= 1;
             self.counters.flit_hops += 1;
         }
-        let arrival = now + u64::from(port.out_delay);
-        self.flit_wheel[(arrival & self.wheel_mask) as usize].push(FlitEvent {
-            chan: port.out_chan,
-            vc: u32::from(ivc.out_vc),
-            flit,
-        });
-        let ps = &mut self.port_state[out_port];
-        ps.queue -= 1;
-        ps.free_at = now + u64::from(port.out_period);
-        self.last_progress = now;
-        let ivc = &mut self.ivs[iv];
-        ivc.len = len;
-        ivc.head = head;
-        ivc.front = front;
+        self.channels.send_flit(
+            now + u64::from(port.out_delay),
+            FlitEvent {
+                channel: port.out_channel,
+                vc: u32::from(record.output_vc),
+                flit,
+            },
+        );
+        let port_state = &mut self.router.port_state[output_port];
+        port_state.output_queue -= 1;
+        port_state.free_at = now + u64::from(port.out_period);
+        self.progress.last_move = now;
+        let record = &mut self.router.input_vcs.records[input_vc];
+        record.len = len;
+        record.ring_head = ring_head;
+        record.front = front;
         if flit.is_tail() {
-            self.ovs[ov].owner = NONE;
-            ivc.state = VcState::Idle;
-            ivc.out_port = NONE;
-            ivc.ready = now + 1;
+            self.router.output_vcs.records[output_vc].owner = NONE;
+            record.state = VcState::Idle;
+            record.output_port = NONE;
+            record.ready = now + 1;
         }
         if len == 0 {
-            self.nonempty[at.r * self.words + li / 64] &= !(1 << (li % 64));
+            let vcs = &mut self.router.input_vcs;
+            vcs.nonempty[at.router * vcs.words_per_router + local_input_vc / 64] &=
+                !(1 << (local_input_vc % 64));
         }
     }
 }
