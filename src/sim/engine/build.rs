@@ -3,10 +3,9 @@
 
 use rand::SeedableRng;
 
-use super::alloc::{SwitchAllocator, VcAllocator};
-use super::vcs::{InputVcs, OutputVc, OutputVcs};
 use super::*;
 
+/// The input-queued engine, what every caller so far builds.
 impl<'a> Engine<'a> {
     pub fn new(
         topo: &'a Topology,
@@ -23,6 +22,19 @@ impl<'a> Engine<'a> {
     /// [`Engine::into_session`], to go on from what it learned).
     pub fn with_session(
         topo: &'a Topology,
+        session: Box<dyn RoutingSession + 'a>,
+        traffic: Traffic,
+        params: SimParams,
+        seed: u64,
+    ) -> Self {
+        Self::build(topo, session, traffic, params, seed)
+    }
+}
+
+impl<'a, R: RouterModel> Engine<'a, R> {
+    /// An engine with the router model `R` (see [`Engine::with_session`]).
+    pub(crate) fn build(
+        topo: &'a Topology,
         mut session: Box<dyn RoutingSession + 'a>,
         traffic: Traffic,
         params: SimParams,
@@ -38,7 +50,7 @@ impl<'a> Engine<'a> {
             Switching::Wormhole => session.cut_through_vcs(num_vcs),
             Switching::VirtualCutThrough => u64::MAX,
         };
-        let router = InputQueuedRouter::new(&net, &ports, &params, cut_through);
+        let router = R::build(&net, &ports, &params, cut_through);
         let terminals = Terminals::new(&net, &params, &traffic, topo.num_terminals());
         let stats = Collector::new(
             traffic.num_classes(),
@@ -75,46 +87,6 @@ impl<'a> Engine<'a> {
             net,
             traffic,
             params,
-        }
-    }
-}
-
-impl InputQueuedRouter {
-    /// Empty routers for `net`; `cut_through` has bit `vc` set for the VCs allocated as in
-    /// virtual cut-through.
-    fn new(net: &Network, ports: &Ports, params: &SimParams, cut_through: u64) -> Self {
-        let num_vcs = net.num_vcs;
-        let count = net.num_ports() * num_vcs;
-        let depth = params.vc_depth;
-        let mut output_vcs = vec![
-            OutputVc {
-                credits: depth,
-                owner: NONE,
-                pointer: 0,
-            };
-            count
-        ];
-        for (port, &ejection) in net.out_is_ejection.iter().enumerate() {
-            if ejection {
-                // Terminals always accept flits: ejection VCs never run out of credits.
-                for output_vc in &mut output_vcs[port * num_vcs..(port + 1) * num_vcs] {
-                    output_vc.credits = u32::MAX / 2;
-                }
-            }
-        }
-        let cut_through: Vec<bool> = (0..num_vcs).map(|vc| cut_through >> vc & 1 == 1).collect();
-        InputQueuedRouter {
-            input_vcs: InputVcs::new(count, depth, net.num_routers(), ports.words_per_router()),
-            output_vcs: OutputVcs {
-                records: output_vcs,
-                uniform_need: cut_through.iter().all(|&c| c == cut_through[0]),
-                cut_through,
-                wait_for_tail_credit: params.wait_for_tail_credit,
-                depth,
-            },
-            port_state: vec![router::PortState::default(); net.num_ports()],
-            vc_allocator: VcAllocator::new(params.vc_allocator, count, ports),
-            switch_allocator: SwitchAllocator::new(ports),
         }
     }
 }

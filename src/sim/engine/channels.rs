@@ -3,6 +3,34 @@
 
 use super::*;
 
+/// A flit: its packet's slot and its position in the packet (0 = head), with the tail marked
+/// so that moving a flit never has to look its packet up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Flit {
+    pub(super) packet: u32,
+    pub(super) index_and_tail: u32,
+}
+
+const TAIL: u32 = 1 << 31;
+
+impl Flit {
+    pub(super) fn new(packet: u32, index: u32, tail: bool) -> Self {
+        Flit {
+            packet,
+            index_and_tail: index | if tail { TAIL } else { 0 },
+        }
+    }
+
+    /// Position in the packet (0 = head).
+    pub(super) fn index(self) -> u32 {
+        self.index_and_tail & !TAIL
+    }
+
+    pub(super) fn is_tail(self) -> bool {
+        self.index_and_tail & TAIL != 0
+    }
+}
+
 /// A flit on a channel, arriving on VC `vc`.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct FlitEvent {
@@ -14,7 +42,7 @@ pub(super) struct FlitEvent {
 /// Where a channel delivers: a router's input port (`router`, the global index of the
 /// port's VC 0 and its local number) or, with `router == NONE`, a terminal.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct ChannelDestination {
+pub struct ChannelDestination {
     pub(super) router: u32,
     /// The port's first global input VC; for a terminal, the terminal (see `terminal`).
     pub(super) first_vc: u32,
@@ -29,10 +57,12 @@ impl ChannelDestination {
 }
 
 /// The timing wheels: for each of the next `wheel_mask + 1` cycles (a power of two longer
-/// than any delay, the slots are reused cyclically) the flits and the credits (counter
-/// numbers, see `Network::chan_credit_base`) that arrive then.
+/// than any delay, the slots are reused cyclically) the flits and the credits that arrive
+/// then. A credit is its counter's number (see `Network::chan_credit_base`): below
+/// `router_counters` a router's (the router model's), then the NICs'.
 pub(super) struct Channels {
     pub(super) wheel_mask: u64,
+    pub(super) router_counters: usize,
     pub(super) flits: Vec<Vec<FlitEvent>>,
     pub(super) credits: Vec<Vec<u32>>,
     /// Per channel.
@@ -68,6 +98,7 @@ impl Channels {
             .collect();
         Channels {
             wheel_mask: wheel_len - 1,
+            router_counters: net.num_ports() * net.num_vcs,
             flits: vec![Vec::new(); wheel_len as usize],
             credits: vec![Vec::new(); wheel_len as usize],
             destinations,

@@ -1,5 +1,5 @@
-//! Deadlock reports, the invariant checks the tests run every cycle, and the saturation
-//! criteria on source queues.
+//! Deadlock reports and the model-independent part of the deadlock analysis, the invariant
+//! checks the tests run every cycle, and the saturation criteria on source queues.
 
 use super::*;
 
@@ -68,119 +68,70 @@ impl std::fmt::Display for DeadlockReport {
     }
 }
 
-impl Engine<'_> {
+impl<R: RouterModel> Engine<'_, R> {
     /// Input VCs that hold flits and can never move again, with a cycle of VCs that wait on
     /// each other among them; `None` when every VC holding flits can still move.
     ///
-    /// A VC is *live* when it can act now or something already under way will let it act:
-    /// its stage's delay has not passed, it has no route yet, it holds an output VC with a
-    /// credit (or leading to a terminal), a grantable candidate, or credits or flits on
-    /// their way to what it waits for. Otherwise it *waits on* other VCs: an `Active` VC
-    /// without credits on the downstream input VC; an `Active` VC whose buffered flits have
-    /// all left on the upstream VC still holding the rest of its packet; a VC waiting for
-    /// an output VC on the VC holding each candidate (or, when a candidate is free but lacks
-    /// credits, on the downstream input VC). A VC that waits on a live VC becomes live (it
-    /// needs only one of its candidates). What is left is stuck for good: nothing under way
-    /// can change the state of the VCs it waits on, which wait only on each other.
+    /// A VC is *live* when it can act now or something already under way will let it act;
+    /// otherwise it *waits on* other VCs (the rules depend on the router model: the
+    /// input-queued router's are in input_queued/deadlock.rs). A VC that waits on a live VC
+    /// becomes live (it needs only one of the VCs it waits on). What is left is stuck for
+    /// good: nothing under way can change the state of the VCs it waits on, which wait only
+    /// on each other.
     pub fn find_deadlock(&self) -> Option<DeadlockReport> {
+        R::find_deadlock(self)
+    }
+
+    /// Per global input VC: whether flits are on a channel towards it.
+    pub(super) fn flits_coming(&self) -> Vec<bool> {
         let num_vcs = self.num_vcs;
-        let input_vcs = &self.router.input_vcs;
-        let output_vcs = &self.router.output_vcs;
-        let n = input_vcs.records.len();
-        let routers = output_vcs.records.len();
-        // What is already under way: flits on channels into router input VCs, and credits
-        // on their way back to router output VCs.
-        let mut flits_coming = vec![false; n];
+        let mut coming = vec![false; self.channels.router_counters];
         for w in &self.channels.flits {
             for event in w {
                 if let Sink::Router(port) = self.net.chan_sink[event.channel as usize] {
-                    flits_coming[port as usize * num_vcs + event.vc as usize] = true;
+                    coming[port as usize * num_vcs + event.vc as usize] = true;
                 }
             }
         }
-        let mut credits_coming = vec![false; routers];
+        coming
+    }
+
+    /// Per router credit counter (output VC): whether credits are on their way back to it.
+    pub(super) fn credits_coming(&self) -> Vec<bool> {
+        let mut coming = vec![false; self.channels.router_counters];
         for w in &self.channels.credits {
             for &c in w {
-                if let Some(slot) = credits_coming.get_mut(c as usize) {
+                if let Some(slot) = coming.get_mut(c as usize) {
                     *slot = true;
                 }
             }
         }
-        // The input VC an output VC feeds (None for ejection and unconnected ports).
-        let downstream = |output_vc: usize| -> Option<usize> {
-            let channel = self.net.out_chan[output_vc / num_vcs];
-            if channel == NONE {
-                return None;
-            }
-            match self.net.chan_sink[channel as usize] {
-                Sink::Router(port) => Some(port as usize * num_vcs + output_vc % num_vcs),
-                Sink::Terminal(_) => None,
-            }
-        };
-        let mut live = vec![false; n];
-        let mut waits: Vec<Vec<usize>> = vec![Vec::new(); n];
-        for input_vc in 0..n {
-            let record = input_vcs.records[input_vc];
-            let wait = &mut waits[input_vc];
-            live[input_vc] = match record.state {
-                _ if record.ready > self.now => true,
-                VcState::Idle => true,
-                VcState::Active if record.len == 0 => {
-                    // The packet's next flits are upstream (or on the channel).
-                    let channel = self.net.in_chan[input_vc / num_vcs];
-                    let base = self.net.chan_credit_base[channel as usize] as usize;
-                    if flits_coming[input_vc] || base >= routers {
-                        true // on their way, or a NIC is sending them
-                    } else {
-                        match output_vcs.records[base + input_vc % num_vcs].owner {
-                            NONE => true,
-                            owner => {
-                                wait.push(owner as usize);
-                                false
-                            }
-                        }
-                    }
-                }
-                VcState::Active => {
-                    let output_vc = record.output_vc_index(num_vcs);
-                    if output_vcs.records[output_vc].credits > 0 || credits_coming[output_vc] {
-                        true
-                    } else {
-                        match downstream(output_vc) {
-                            Some(d) => {
-                                wait.push(d);
-                                false
-                            }
-                            None => true,
-                        }
-                    }
-                }
-                VcState::VcAllocation => {
-                    // Live if any candidate could be granted now.
-                    let r = self.net.port_router[input_vc / num_vcs] as usize;
-                    let first_port = self.net.port_base[r] as usize;
-                    let mut any = false;
-                    for c in input_vcs.candidates(input_vc) {
-                        for vc in c.vcs.iter() {
-                            let output_vc = (first_port + c.port as usize) * num_vcs + vc;
-                            let out = output_vcs.records[output_vc];
-                            if out.owner != NONE {
-                                wait.push(out.owner as usize);
-                            } else if out.credits
-                                >= output_vcs.grant_need(&self.packets, record.front.packet, vc)
-                                || credits_coming[output_vc]
-                            {
-                                any = true;
-                            } else if let Some(d) = downstream(output_vc) {
-                                wait.push(d);
-                            }
-                        }
-                    }
-                    any
-                }
-            };
+        coming
+    }
+
+    /// The input VC that output VC `output_vc` feeds (None for ejection and unconnected
+    /// ports).
+    pub(super) fn downstream(&self, output_vc: usize) -> Option<usize> {
+        let num_vcs = self.num_vcs;
+        let channel = self.net.out_chan[output_vc / num_vcs];
+        if channel == NONE {
+            return None;
         }
-        // Liveness flows backwards along the wait edges.
+        match self.net.chan_sink[channel as usize] {
+            Sink::Router(port) => Some(port as usize * num_vcs + output_vc % num_vcs),
+            Sink::Terminal(_) => None,
+        }
+    }
+
+    /// The model-independent end of `find_deadlock`: from each input VC's liveness and the
+    /// VCs it waits on, the VCs holding flits that stay dead once liveness has flowed
+    /// backwards along the wait edges, and a report with a cycle among them.
+    pub(super) fn stuck_input_vcs(
+        &self,
+        mut live: Vec<bool>,
+        mut waits: Vec<Vec<usize>>,
+    ) -> Option<DeadlockReport> {
+        let n = live.len();
         let mut waiters: Vec<Vec<usize>> = vec![Vec::new(); n];
         for (input_vc, wait) in waits.iter().enumerate() {
             for &w in wait {
@@ -197,7 +148,7 @@ impl Engine<'_> {
             }
         }
         let stuck: Vec<usize> = (0..n)
-            .filter(|&i| !live[i] && input_vcs.records[i].len > 0)
+            .filter(|&i| !live[i] && self.router.input_vc_len(i) > 0)
             .collect();
         if stuck.is_empty() {
             return None;
@@ -215,7 +166,7 @@ impl Engine<'_> {
             blocked_vcs: stuck.len() as u64,
             blocked_flits: stuck
                 .iter()
-                .map(|&i| u64::from(input_vcs.records[i].len))
+                .map(|&i| u64::from(self.router.input_vc_len(i)))
                 .sum(),
             stalled_cycles: self.now - self.progress.last_move,
             example_vc: Some(self.describe_vc(stuck[0])),
@@ -248,10 +199,10 @@ impl Engine<'_> {
         )
     }
 
-    /// Checks flit conservation and the credit protocol; `Err` describes the first violation.
+    /// Checks flit conservation, the router model's own invariants and the credit protocol;
+    /// `Err` describes the first violation.
     pub fn check_invariants(&self) -> Result<(), String> {
-        let input_vcs = &self.router.input_vcs;
-        let buffered: u64 = input_vcs.records.iter().map(|r| u64::from(r.len)).sum();
+        let buffered = self.router.buffered_flits();
         let on_wires = self.channels.flits_in_flight();
         if self.counters.flits_injected != self.counters.flits_ejected + buffered + on_wires {
             return Err(format!(
@@ -259,12 +210,12 @@ impl Engine<'_> {
                 self.counters.flits_injected, self.counters.flits_ejected, buffered, on_wires
             ));
         }
-        self.check_output_queues()?;
+        R::check_state(self)?;
         // For every channel into a router and VC: sender credits + flits on the channel +
         // flits buffered + credits on their way back == depth.
         let num_vcs = self.num_vcs;
-        let output_vcs = &self.router.output_vcs.records;
-        let counters = output_vcs.len() + self.terminals.credits.len();
+        let router_counters = self.channels.router_counters;
+        let counters = router_counters + self.terminals.credits.len();
         let mut in_flight_flits = vec![0u32; counters];
         let mut in_flight_credits = vec![0u32; counters];
         for w in &self.channels.flits {
@@ -285,11 +236,12 @@ impl Engine<'_> {
             for vc in 0..num_vcs {
                 let c = (self.net.chan_credit_base[channel] as usize) + vc;
                 let input_vc = port as usize * num_vcs + vc;
-                let credits = match output_vcs.get(c) {
-                    Some(output_vc) => output_vc.credits,
-                    None => self.terminals.credits[c - output_vcs.len()],
+                let credits = if c < router_counters {
+                    self.router.credits(c)
+                } else {
+                    self.terminals.credits[c - router_counters]
                 };
-                let held = input_vcs.records[input_vc].len;
+                let held = self.router.input_vc_len(input_vc);
                 let total = credits + in_flight_flits[c] + held + in_flight_credits[c];
                 if total != self.vc_depth || credits > self.vc_depth {
                     return Err(format!(
@@ -297,33 +249,6 @@ impl Engine<'_> {
                         credits, in_flight_flits[c], held, in_flight_credits[c], self.vc_depth
                     ));
                 }
-            }
-        }
-        Ok(())
-    }
-
-    /// Every port's output queue (what adaptive routing reads as congestion) equals the
-    /// buffered flits of the packets holding its output VCs.
-    fn check_output_queues(&self) -> Result<(), String> {
-        let input_vcs = &self.router.input_vcs;
-        let port_state = &self.router.port_state;
-        let mut expect = vec![0u64; port_state.len()];
-        for (input_vc, record) in input_vcs.records.iter().enumerate() {
-            if record.state == VcState::Active {
-                let own = input_vcs
-                    .buffered(input_vc)
-                    .take_while(|f| f.packet == record.front.packet)
-                    .count();
-                expect[record.output_port as usize] += own as u64;
-            }
-        }
-        for (port, (state, &e)) in port_state.iter().zip(&expect).enumerate() {
-            if u64::from(state.output_queue) != e {
-                return Err(format!(
-                    "output queue of global port {port} is {} but the packets holding its \
-                     VCs have {e} flits buffered",
-                    state.output_queue
-                ));
             }
         }
         Ok(())

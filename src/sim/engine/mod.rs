@@ -1,5 +1,5 @@
-//! The cycle-accurate engine: input-queued virtual-channel routers with credit flow control.
-//! The timing model is documented in docs/simulator.md.
+//! The cycle-accurate engine: virtual-channel routers with credit flow control, input-queued
+//! by default. The timing model is documented in docs/simulator.md.
 //!
 //! Data-oriented on purpose (the simulator is the fitness evaluator for every search): all
 //! state lives in flat arrays indexed by global port / VC / channel numbers, in small records
@@ -19,10 +19,17 @@
 //! | `Ports` | ports.rs | each router's place in the global numbering, the local numbering tables, each port's channel timing (fixed for the run) |
 //! | `Channels` | channels.rs | flits and credits in flight (timing wheels), where each channel delivers |
 //! | `Packets` | here | the packets in flight, by slot |
-//! | `Terminals` | terminals.rs | traffic sources and their calendar, source queues, NICs and their credits |
+//! | `Terminals` | terminals.rs | traffic sources and their calendar, source queues, NICs and their credits; injection and ejection |
 //! | `Routing` | here | the routing session, its hooks and random stream |
-//! | `InputQueuedRouter` | router.rs | the routers: input VCs and output VCs (vcs.rs), per-port state, the allocators' state (alloc.rs) |
 //! | `ActiveRouters`, `Progress`, `counters`, `stats` | here | which routers hold flits, whether flits still move, what a run measures |
+//! | `router: R` | input_queued/ | the routers themselves, behind the `RouterModel` seam (model.rs) |
+//!
+//! The engine is generic over the router micro-architecture `R: RouterModel` (model.rs
+//! says what a model provides and what it shares); the input-queued router
+//! (`InputQueuedRouter`: input VCs and output VCs in input_queued/vcs.rs, per-port state,
+//! the pipeline in input_queued/pipeline.rs, the allocators in input_queued/alloc.rs) is the
+//! default and so far the only one. Deadlock analysis and invariant checks are in
+//! diagnostics.rs (the model-independent part) and input_queued/deadlock.rs.
 //!
 //! Numbering: global port `p` has the global input (and output) VCs `p * num_vcs + vc`.
 //! Inside a router, input VCs are numbered locally (`local = port * num_vcs + vc`, the same
@@ -30,63 +37,32 @@
 //! local number into its port and VC, so the hot paths never divide by the (runtime) VC
 //! count.
 
-mod alloc;
 mod build;
 mod channels;
 mod diagnostics;
+mod input_queued;
+mod model;
 mod ports;
-mod router;
 mod terminals;
-mod vcs;
-mod view;
 
 pub use diagnostics::DeadlockReport;
 use diagnostics::queue_growth;
 
-use channels::{ChannelDestination, Channels, FlitEvent};
+use channels::{ChannelDestination, Channels, Flit, FlitEvent};
+use input_queued::InputQueuedRouter;
+use model::RouterModel;
 use ports::{Ports, RouterLayout};
-use router::InputQueuedRouter;
 use terminals::Terminals;
-use vcs::{InputVc, VcState};
-use view::EngineView;
 
-use super::config::{AllocatorKind, SimParams, Switching, VcAllocatorKind};
+use super::config::{SimParams, Switching};
 use super::network::{NONE, Network, Sink};
 use super::stats::{Collector, PacketRecord};
 use crate::routing::{
-    CONTROL_CLASS, Candidate, CongestionView, ControlPacket, PacketInfo, RouteContext, RouteRng,
-    RouteState, RoutingFunction, RoutingSession, SessionHooks,
+    CONTROL_CLASS, Candidate, ControlPacket, PacketInfo, RouteContext, RouteRng, RouteState,
+    RoutingFunction, RoutingSession, SessionHooks,
 };
 use crate::topology::Topology;
 use crate::traffic::{NewPacket, Traffic};
-
-/// A flit: its packet's slot and its position in the packet (0 = head), with the tail marked
-/// so that moving a flit never has to look its packet up.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Flit {
-    packet: u32,
-    index_and_tail: u32,
-}
-
-const TAIL: u32 = 1 << 31;
-
-impl Flit {
-    fn new(packet: u32, index: u32, tail: bool) -> Self {
-        Flit {
-            packet,
-            index_and_tail: index | if tail { TAIL } else { 0 },
-        }
-    }
-
-    /// Position in the packet (0 = head).
-    fn index(self) -> u32 {
-        self.index_and_tail & !TAIL
-    }
-
-    fn is_tail(self) -> bool {
-        self.index_and_tail & TAIL != 0
-    }
-}
 
 /// Cycles between two deadlock analyses (`Engine::find_deadlock`, linear in the number of
 /// VCs; well under 1% of the simulation time).
@@ -220,7 +196,9 @@ pub struct Counters {
     pub control_packets: u64,
 }
 
-pub struct Engine<'a> {
+/// A simulation: the network's state and the cycle loop. `R` is the router
+/// micro-architecture (the input-queued router unless built otherwise).
+pub struct Engine<'a, R = InputQueuedRouter> {
     params: SimParams,
     net: Network,
     topology: &'a Topology,
@@ -235,7 +213,7 @@ pub struct Engine<'a> {
     packets: Packets,
     terminals: Terminals,
     active_routers: ActiveRouters,
-    router: InputQueuedRouter,
+    router: R,
     pub counters: Counters,
     pub stats: Collector,
     progress: Progress,
@@ -269,7 +247,7 @@ pub enum RunEnd {
     Deadlock(DeadlockReport),
 }
 
-impl<'a> Engine<'a> {
+impl<'a, R: RouterModel> Engine<'a, R> {
     pub fn now(&self) -> u64 {
         self.now
     }
@@ -418,8 +396,14 @@ impl<'a> Engine<'a> {
         let slot = self.channels.slot(now);
         // Credits first, so that a slot freed this cycle can be used this cycle.
         let mut credit_events = std::mem::take(&mut self.channels.credits[slot]);
+        let router_counters = self.channels.router_counters;
         for &c in &credit_events {
-            *self.credit_mut(c as usize) += 1;
+            let c = c as usize;
+            if c < router_counters {
+                self.router.credit_arrived(c);
+            } else {
+                self.terminals.credits[c - router_counters] += 1;
+            }
         }
         credit_events.clear();
         self.channels.credits[slot] = credit_events;
@@ -437,7 +421,7 @@ impl<'a> Engine<'a> {
         self.inject();
         let mut active = std::mem::take(&mut self.active_routers.list);
         for &r in &active {
-            self.process_router(r as usize);
+            R::run_router(self, r as usize);
         }
         let (router, is_active) = (&self.router, &mut self.active_routers.is_active);
         active.retain(|&r| {
@@ -460,10 +444,8 @@ impl<'a> Engine<'a> {
         if dest.router == NONE {
             prefetch(&self.packets.table, event.flit.packet as usize);
         } else {
-            prefetch(
-                &self.router.input_vcs.records,
-                (dest.first_vc + event.vc) as usize,
-            );
+            self.router
+                .prefetch_input((dest.first_vc + event.vc) as usize);
         }
     }
 
@@ -477,17 +459,7 @@ impl<'a> Engine<'a> {
             let in_port = (dest.first_local_vc as usize) / self.num_vcs;
             self.head_arrived(dest.router as usize, in_port, event.flit.packet);
         }
-        self.buffer_arrival(dest, event.vc, event.flit);
-    }
-
-    /// Credit counter `c` in the numbering of `Network::chan_credit_base`: router output
-    /// VCs, then terminal injection VCs.
-    fn credit_mut(&mut self, c: usize) -> &mut u32 {
-        let routers = self.router.output_vcs.records.len();
-        match self.router.output_vcs.records.get_mut(c) {
-            Some(output_vc) => &mut output_vc.credits,
-            None => &mut self.terminals.credits[c - routers],
-        }
+        R::flit_arrived(self, dest, event.vc, event.flit);
     }
 
     fn head_arrived(&mut self, router: usize, in_port: usize, slot: u32) {

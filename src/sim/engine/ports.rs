@@ -6,7 +6,7 @@ use super::*;
 
 /// Where a router's ports and VCs sit in the global numbering.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct RouterLayout {
+pub struct RouterLayout {
     pub(super) router: usize,
     /// First global input (and output) VC.
     pub(super) first_vc: usize,
@@ -32,7 +32,8 @@ pub(super) struct PortLinks {
     pub(super) credit_delay: u32,
 }
 
-pub(super) struct Ports {
+/// The fixed description of the routers' ports (see the module documentation).
+pub struct Ports {
     /// Per router.
     pub(super) routers: Vec<RouterLayout>,
     /// Per local VC number (`port * num_vcs + vc`, up to the largest router's): its port

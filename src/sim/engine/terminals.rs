@@ -177,7 +177,7 @@ impl Terminals {
     }
 }
 
-impl Engine<'_> {
+impl<R: RouterModel> Engine<'_, R> {
     pub(super) fn eject(&mut self, terminal: u32, flit: Flit) {
         self.progress.flits_in_network -= 1;
         self.counters.flits_ejected += 1;

@@ -1,7 +1,5 @@
 //! The read-only congestion view handed to routing functions.
 
-use super::router::PortState;
-use super::vcs::OutputVc;
 use super::*;
 
 /// Read-only congestion state handed to routing functions.

@@ -87,7 +87,7 @@ impl SwitchAllocator {
     }
 }
 
-impl Engine<'_> {
+impl Engine<'_, InputQueuedRouter> {
     /// Output stage of VC allocation: each requested output VC grants the requester nearest
     /// its round-robin pointer (kept by `request_vc`), in increasing output VC order. Returns
     /// whether a granted input VC may already request the switch this cycle.

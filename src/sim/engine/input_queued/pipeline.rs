@@ -1,54 +1,10 @@
-//! The input-queued router: its state, a flit's arrival into an input VC, and one router's
-//! cycle: route computation, VC-allocation requests and switch-allocation requests over its
-//! non-empty input VCs (one pass over the bit set), then the allocators (alloc.rs) and
-//! switch traversal.
+//! One input-queued router's cycle: a flit's arrival into an input VC; route computation,
+//! VC-allocation requests and switch-allocation requests over the router's non-empty input
+//! VCs (one pass over the bit set), then the allocators (alloc.rs) and switch traversal.
 
-use super::alloc::{SwitchAllocator, VcAllocator};
-use super::vcs::{InputVcs, OutputVcs};
 use super::*;
 
-/// The changing state of a global port: its output channel's next free cycle, its output
-/// queue (the buffered flits of the packets that hold one of its output VCs; flits of later
-/// packets queued behind them count once their packet is granted) and the switch
-/// allocators' round-robin pointers (as an input port, as an output port, iSLIP's accept).
-#[derive(Clone, Copy, Debug, Default)]
-pub(super) struct PortState {
-    pub(super) free_at: u64,
-    pub(super) output_queue: u32,
-    pub(super) input_pointer: u32,
-    pub(super) output_pointer: u32,
-    pub(super) accept_pointer: u32,
-}
-
-/// The state of every router of the network: input-queued, no output buffers.
-pub(super) struct InputQueuedRouter {
-    pub(super) input_vcs: InputVcs,
-    pub(super) output_vcs: OutputVcs,
-    /// Per global port.
-    pub(super) port_state: Vec<PortState>,
-    pub(super) vc_allocator: VcAllocator,
-    pub(super) switch_allocator: SwitchAllocator,
-}
-
-impl InputQueuedRouter {
-    /// Whether router `r` holds flits (stays on the active list).
-    pub(super) fn holds_flits(&self, r: usize) -> bool {
-        self.input_vcs.router_holds_flits(r)
-    }
-
-    /// The congestion state routing functions read.
-    pub(super) fn view<'e>(&'e self, net: &'e Network) -> EngineView<'e> {
-        EngineView::of_parts(
-            &self.output_vcs.records,
-            &self.port_state,
-            &self.input_vcs.records,
-            net,
-            self.input_vcs.depth,
-        )
-    }
-}
-
-impl Engine<'_> {
+impl Engine<'_, InputQueuedRouter> {
     /// Flit `flit` arrives on VC `vc` of the router input `dest`: into its input VC's
     /// buffer (a head at the front of an empty, idle VC starts route computation now).
     pub(super) fn buffer_arrival(&mut self, dest: ChannelDestination, vc: u32, flit: Flit) {
@@ -141,7 +97,7 @@ impl Engine<'_> {
             && self.router.port_state[record.output_port as usize].free_at <= self.now
     }
 
-    fn compute_route(&mut self, at: &RouterLayout, local_input_vc: usize) {
+    pub(super) fn compute_route(&mut self, at: &RouterLayout, local_input_vc: usize) {
         let input_vc = at.first_vc + local_input_vc;
         let flit = self.router.input_vcs.records[input_vc].front;
         debug_assert_eq!(
