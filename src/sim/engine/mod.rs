@@ -120,6 +120,7 @@ struct Packets {
 
 impl Packets {
     /// What routing functions know about the packet in `slot`.
+    #[inline]
     fn info(&self, slot: u32) -> PacketInfo {
         self.table[slot as usize].info
     }
@@ -160,6 +161,7 @@ struct ActiveRouters {
 }
 
 impl ActiveRouters {
+    #[inline]
     fn activate(&mut self, router: usize) {
         if !self.is_active[router] {
             self.is_active[router] = true;

@@ -91,6 +91,7 @@ impl Engine<'_, InputQueuedRouter> {
     /// Output stage of VC allocation: each requested output VC grants the requester nearest
     /// its round-robin pointer (kept by `request_vc`), in increasing output VC order. Returns
     /// whether a granted input VC may already request the switch this cycle.
+    #[inline]
     pub(super) fn allocate_vcs(&mut self, at: &RouterLayout) -> bool {
         let span = at.num_local_vcs as usize;
         let base = at.first_vc;
@@ -136,6 +137,7 @@ impl Engine<'_, InputQueuedRouter> {
 
     /// Grants output VC `local_output_vc` of router `at` to input VC `local_input_vc`, which
     /// requested it through its candidate number `candidate`.
+    #[inline]
     fn grant_vc(
         &mut self,
         at: &RouterLayout,
@@ -181,6 +183,7 @@ impl Engine<'_, InputQueuedRouter> {
 
     /// Switch allocation among the input VCs of router `at` that request the switch, then
     /// switch traversal of the winners in increasing output port order.
+    #[inline]
     pub(super) fn allocate_switch(&mut self, at: &RouterLayout) {
         if self.params.allocator == AllocatorKind::Separable && self.params.input_speedup == 1 {
             self.separable_switch_single(at);
@@ -223,6 +226,7 @@ impl Engine<'_, InputQueuedRouter> {
     /// picks its requesting VC nearest its round-robin pointer, each output port grants the
     /// picking input port nearest its pointer; both pointers move past the winner. Same
     /// result as `separable_switch`, without sorting.
+    #[inline]
     fn separable_switch_single(&mut self, at: &RouterLayout) {
         let num_vcs = self.num_vcs as u32;
         let first_port = at.first_port;

@@ -7,6 +7,7 @@ use super::*;
 impl Engine<'_, InputQueuedRouter> {
     /// Flit `flit` arrives on VC `vc` of the router input `dest`: into its input VC's
     /// buffer (a head at the front of an empty, idle VC starts route computation now).
+    #[inline]
     pub(super) fn buffer_arrival(&mut self, dest: ChannelDestination, vc: u32, flit: Flit) {
         let input_vc = (dest.first_vc + vc) as usize;
         let vcs = &mut self.router.input_vcs;
@@ -92,11 +93,13 @@ impl Engine<'_, InputQueuedRouter> {
     }
 
     /// An `Active` input VC may request the switch: a credit downstream and a free channel.
+    #[inline]
     pub(super) fn can_send(&self, record: &InputVc) -> bool {
         self.router.output_vcs.records[record.output_vc_index(self.num_vcs)].credits > 0
             && self.router.port_state[record.output_port as usize].free_at <= self.now
     }
 
+    #[inline]
     pub(super) fn compute_route(&mut self, at: &RouterLayout, local_input_vc: usize) {
         let input_vc = at.first_vc + local_input_vc;
         let flit = self.router.input_vcs.records[input_vc].front;

@@ -122,6 +122,7 @@ impl InputVcs {
     }
 
     /// Keeps `list` as the route candidates of input VC `input_vc`.
+    #[inline]
     pub(super) fn store_candidates(&mut self, input_vc: usize, list: &[Candidate]) {
         let n = list.len();
         if n > self.candidate_stride {

@@ -12,6 +12,7 @@ pub(super) struct EngineView<'e> {
 }
 
 impl<'e> EngineView<'e> {
+    #[inline]
     pub(super) fn of_parts(
         output_vcs: &'e [OutputVc],
         ports: &'e [PortState],
