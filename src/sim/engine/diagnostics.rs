@@ -1,125 +1,144 @@
-//! Deadlock reports, the invariant checks the tests run every cycle, and the saturation
-//! criteria on source queues.
+//! Deadlock reports and the model-independent part of the deadlock analysis, the invariant
+//! checks the tests run every cycle, and the saturation criteria on source queues.
 
 use super::*;
 
-impl Engine<'_> {
+/// A deadlock: input VCs holding flits that can never move again (see
+/// `Engine::find_deadlock` and docs/simulator.md).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DeadlockReport {
+    /// The cycle it was detected.
+    pub cycle: u64,
+    /// Input VCs (router, port, vc) that wait on each other in a cycle (empty only when a
+    /// stuck packet has no route candidate at all).
+    pub cycle_vcs: Vec<(u32, u32, u32)>,
+    /// Flits in the network (buffers and channels) when detected.
+    pub flits_in_flight: u64,
+    /// Input VCs holding flits that can never move again, and the flits they hold.
+    #[serde(default)]
+    pub blocked_vcs: u64,
+    #[serde(default)]
+    pub blocked_flits: u64,
+    /// Cycles since any flit moved anywhere (0 while the rest of the network still moves:
+    /// a partial deadlock).
+    #[serde(default)]
+    pub stalled_cycles: u64,
+    /// One stuck input VC (router, port, vc).
+    #[serde(default)]
+    pub example_vc: Option<(u32, u32, u32)>,
+}
+
+impl std::fmt::Display for DeadlockReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "deadlock at cycle {}: {} VCs holding {} flits can never move again",
+            self.cycle, self.blocked_vcs, self.blocked_flits
+        )?;
+        if self.cycle_vcs.is_empty() {
+            if let Some((r, p, vc)) = self.example_vc {
+                write!(
+                    f,
+                    " (no wait-for cycle: a packet at router {r} port {p} VC {vc} has no route candidate)"
+                )?;
+            } else {
+                write!(f, " (no flit moved for {} cycles)", self.stalled_cycles)?;
+            }
+        } else {
+            let shown: Vec<String> = self
+                .cycle_vcs
+                .iter()
+                .take(8)
+                .map(|(r, p, vc)| format!("r{r}.p{p}.vc{vc}"))
+                .collect();
+            let more = self.cycle_vcs.len().saturating_sub(shown.len());
+            write!(
+                f,
+                "; wait-for cycle of {} VCs: {}{}",
+                self.cycle_vcs.len(),
+                shown.join(" -> "),
+                if more > 0 {
+                    format!(" -> ... ({more} more)")
+                } else {
+                    String::new()
+                }
+            )?;
+        }
+        Ok(())
+    }
+}
+
+impl<R: RouterModel> Engine<'_, R> {
     /// Input VCs that hold flits and can never move again, with a cycle of VCs that wait on
     /// each other among them; `None` when every VC holding flits can still move.
     ///
-    /// A VC is *live* when it can act now or something already under way will let it act:
-    /// its stage's delay has not passed, it has no route yet, it holds an output VC with a
-    /// credit (or leading to a terminal), a grantable candidate, or credits or flits on
-    /// their way to what it waits for. Otherwise it *waits on* other VCs: an ACTIVE VC
-    /// without credits on the downstream input VC; an ACTIVE VC whose buffered flits have
-    /// all left on the upstream VC still holding the rest of its packet; a VC waiting for
-    /// an output VC on the VC holding each candidate (or, when a candidate is free but lacks
-    /// credits, on the downstream input VC). A VC that waits on a live VC becomes live (it
-    /// needs only one of its candidates). What is left is stuck for good: nothing under way
-    /// can change the state of the VCs it waits on, which wait only on each other.
+    /// A VC is *live* when it can act now or something already under way will let it act;
+    /// otherwise it *waits on* other VCs (the rules depend on the router model: the
+    /// input-queued router's are in input_queued/deadlock.rs). A VC that waits on a live VC
+    /// becomes live (it needs only one of the VCs it waits on). What is left is stuck for
+    /// good: nothing under way can change the state of the VCs it waits on, which wait only
+    /// on each other.
     pub fn find_deadlock(&self) -> Option<DeadlockReport> {
-        let v = self.v;
-        let n = self.ivs.len();
-        let routers = self.ovs.len();
-        // What is already under way: flits on channels into router input VCs, and credits
-        // on their way back to router output VCs.
-        let mut flits_coming = vec![false; n];
-        for w in &self.flit_wheel {
-            for ev in w {
-                if let Sink::Router(gp) = self.net.chan_sink[ev.chan as usize] {
-                    flits_coming[gp as usize * v + ev.vc as usize] = true;
+        R::find_deadlock(self)
+    }
+
+    /// Per global input VC: whether flits are on a channel towards it.
+    pub(super) fn flits_coming(&self) -> Vec<bool> {
+        let num_vcs = self.num_vcs;
+        let mut coming = vec![false; self.channels.router_counters];
+        for w in &self.channels.flits {
+            for event in w {
+                if let Sink::Router(port) = self.net.chan_sink[event.channel as usize] {
+                    coming[port as usize * num_vcs + event.vc as usize] = true;
                 }
             }
         }
-        let mut credits_coming = vec![false; routers];
-        for w in &self.credit_wheel {
+        coming
+    }
+
+    /// Per router credit counter (output VC): whether credits are on their way back to it.
+    pub(super) fn credits_coming(&self) -> Vec<bool> {
+        let mut coming = vec![false; self.channels.router_counters];
+        for w in &self.channels.credits {
             for &c in w {
-                if let Some(slot) = credits_coming.get_mut(c as usize) {
+                if let Some(slot) = coming.get_mut(c as usize) {
                     *slot = true;
                 }
             }
         }
-        // The input VC an output VC feeds (None for ejection and unconnected ports).
-        let downstream = |ov: usize| -> Option<usize> {
-            let chan = self.net.out_chan[ov / v];
-            if chan == NONE {
-                return None;
-            }
-            match self.net.chan_sink[chan as usize] {
-                Sink::Router(gp) => Some(gp as usize * v + ov % v),
-                Sink::Terminal(_) => None,
-            }
-        };
-        let mut live = vec![false; n];
-        let mut waits: Vec<Vec<usize>> = vec![Vec::new(); n];
-        for iv in 0..n {
-            let ivc = self.ivs[iv];
-            let wait = &mut waits[iv];
-            live[iv] = match ivc.state {
-                _ if ivc.ready > self.now => true,
-                IDLE => true,
-                ACTIVE if ivc.len == 0 => {
-                    // The packet's next flits are upstream (or on the channel).
-                    let chan = self.net.in_chan[iv / v];
-                    let base = self.net.chan_credit_base[chan as usize] as usize;
-                    if flits_coming[iv] || base >= routers {
-                        true // on their way, or a NIC is sending them
-                    } else {
-                        match self.ovs[base + iv % v].owner {
-                            NONE => true,
-                            owner => {
-                                wait.push(owner as usize);
-                                false
-                            }
-                        }
-                    }
-                }
-                ACTIVE => {
-                    let ov = ivc.out(v);
-                    if self.ovs[ov].credits > 0 || credits_coming[ov] {
-                        true
-                    } else {
-                        match downstream(ov) {
-                            Some(d) => {
-                                wait.push(d);
-                                false
-                            }
-                            None => true,
-                        }
-                    }
-                }
-                _ => {
-                    // VC_ALLOC: live if any candidate could be granted now.
-                    let r = self.net.port_router[iv / v] as usize;
-                    let pb = self.net.port_base[r] as usize;
-                    let mut any = false;
-                    for c in self.cands(iv) {
-                        for vc in c.vcs.iter() {
-                            let ov = (pb + c.port as usize) * v + vc;
-                            let out = self.ovs[ov];
-                            if out.owner != NONE {
-                                wait.push(out.owner as usize);
-                            } else if out.credits >= self.grant_need(ivc.front.pkt, vc)
-                                || credits_coming[ov]
-                            {
-                                any = true;
-                            } else if let Some(d) = downstream(ov) {
-                                wait.push(d);
-                            }
-                        }
-                    }
-                    any
-                }
-            };
+        coming
+    }
+
+    /// The input VC that output VC `output_vc` feeds (None for ejection and unconnected
+    /// ports).
+    pub(super) fn downstream(&self, output_vc: usize) -> Option<usize> {
+        let num_vcs = self.num_vcs;
+        let channel = self.net.out_chan[output_vc / num_vcs];
+        if channel == NONE {
+            return None;
         }
-        // Liveness flows backwards along the wait edges.
+        match self.net.chan_sink[channel as usize] {
+            Sink::Router(port) => Some(port as usize * num_vcs + output_vc % num_vcs),
+            Sink::Terminal(_) => None,
+        }
+    }
+
+    /// The model-independent end of `find_deadlock`: from each input VC's liveness and the
+    /// VCs it waits on, the VCs holding flits that stay dead once liveness has flowed
+    /// backwards along the wait edges, and a report with a cycle among them.
+    pub(super) fn stuck_input_vcs(
+        &self,
+        mut live: Vec<bool>,
+        mut waits: Vec<Vec<usize>>,
+    ) -> Option<DeadlockReport> {
+        let n = live.len();
         let mut waiters: Vec<Vec<usize>> = vec![Vec::new(); n];
-        for (iv, wait) in waits.iter().enumerate() {
+        for (input_vc, wait) in waits.iter().enumerate() {
             for &w in wait {
-                waiters[w].push(iv);
+                waiters[w].push(input_vc);
             }
         }
-        let mut stack: Vec<usize> = (0..n).filter(|&iv| live[iv]).collect();
+        let mut stack: Vec<usize> = (0..n).filter(|&i| live[i]).collect();
         while let Some(u) = stack.pop() {
             for &w in &waiters[u] {
                 if !live[w] {
@@ -129,7 +148,7 @@ impl Engine<'_> {
             }
         }
         let stuck: Vec<usize> = (0..n)
-            .filter(|&iv| !live[iv] && self.ivs[iv].len > 0)
+            .filter(|&i| !live[i] && self.router.input_vc_len(i) > 0)
             .collect();
         if stuck.is_empty() {
             return None;
@@ -142,11 +161,14 @@ impl Engine<'_> {
         let cycle = find_cycle(&waits).unwrap_or_default();
         Some(DeadlockReport {
             cycle: self.now,
-            cycle_vcs: cycle.into_iter().map(|iv| self.describe_vc(iv)).collect(),
-            flits_in_flight: self.flits_in_network,
+            cycle_vcs: cycle.into_iter().map(|i| self.describe_vc(i)).collect(),
+            flits_in_flight: self.progress.flits_in_network,
             blocked_vcs: stuck.len() as u64,
-            blocked_flits: stuck.iter().map(|&iv| u64::from(self.ivs[iv].len)).sum(),
-            stalled_cycles: self.now - self.last_progress,
+            blocked_flits: stuck
+                .iter()
+                .map(|&i| u64::from(self.router.input_vc_len(i)))
+                .sum(),
+            stalled_cycles: self.now - self.progress.last_move,
             example_vc: Some(self.describe_vc(stuck[0])),
         })
     }
@@ -158,110 +180,75 @@ impl Engine<'_> {
         self.find_deadlock().unwrap_or(DeadlockReport {
             cycle: self.now,
             cycle_vcs: Vec::new(),
-            flits_in_flight: self.flits_in_network,
+            flits_in_flight: self.progress.flits_in_network,
             blocked_vcs: 0,
             blocked_flits: 0,
-            stalled_cycles: self.now - self.last_progress,
+            stalled_cycles: self.now - self.progress.last_move,
             example_vc: None,
         })
     }
 
-    /// (router, port, VC) of global input VC `iv`.
-    fn describe_vc(&self, iv: usize) -> (u32, u32, u32) {
-        let gp = iv / self.v;
-        let r = self.net.port_router[gp];
+    /// (router, port, VC) of global input VC `input_vc`.
+    fn describe_vc(&self, input_vc: usize) -> (u32, u32, u32) {
+        let port = input_vc / self.num_vcs;
+        let r = self.net.port_router[port];
         (
             r,
-            gp as u32 - self.net.port_base[r as usize],
-            (iv % self.v) as u32,
+            port as u32 - self.net.port_base[r as usize],
+            (input_vc % self.num_vcs) as u32,
         )
     }
 
-    /// Checks flit conservation and the credit protocol; `Err` describes the first violation.
+    /// Checks flit conservation, the router model's own invariants and the credit protocol;
+    /// `Err` describes the first violation.
     pub fn check_invariants(&self) -> Result<(), String> {
-        let buffered: u64 = self.ivs.iter().map(|ivc| u64::from(ivc.len)).sum();
-        let on_wires: u64 = self.flit_wheel.iter().map(|w| w.len() as u64).sum();
+        let buffered = self.router.buffered_flits();
+        let on_wires = self.channels.flits_in_flight();
         if self.counters.flits_injected != self.counters.flits_ejected + buffered + on_wires {
             return Err(format!(
                 "flits not conserved: injected {} != ejected {} + buffered {} + on channels {}",
                 self.counters.flits_injected, self.counters.flits_ejected, buffered, on_wires
             ));
         }
-        self.check_output_queues()?;
+        R::check_state(self)?;
         // For every channel into a router and VC: sender credits + flits on the channel +
         // flits buffered + credits on their way back == depth.
-        let v = self.v;
-        let counters = self.ovs.len() + self.nic_credits.len();
+        let num_vcs = self.num_vcs;
+        let router_counters = self.channels.router_counters;
+        let counters = router_counters + self.terminals.credits.len();
         let mut in_flight_flits = vec![0u32; counters];
         let mut in_flight_credits = vec![0u32; counters];
-        for w in &self.flit_wheel {
-            for ev in w {
-                if let Sink::Router(_) = self.net.chan_sink[ev.chan as usize] {
-                    let c = self.net.chan_credit_base[ev.chan as usize] + ev.vc;
+        for w in &self.channels.flits {
+            for event in w {
+                if let Sink::Router(_) = self.net.chan_sink[event.channel as usize] {
+                    let c = self.net.chan_credit_base[event.channel as usize] + event.vc;
                     in_flight_flits[c as usize] += 1;
                 }
             }
         }
-        for w in &self.credit_wheel {
+        for w in &self.channels.credits {
             for &c in w {
                 in_flight_credits[c as usize] += 1;
             }
         }
-        for (chan, sink) in self.net.chan_sink.iter().enumerate() {
-            let Sink::Router(gp) = *sink else { continue };
-            for vc in 0..v {
-                let c = (self.net.chan_credit_base[chan] as usize) + vc;
-                let iv = gp as usize * v + vc;
-                let credits = match self.ovs.get(c) {
-                    Some(ovc) => ovc.credits,
-                    None => self.nic_credits[c - self.ovs.len()],
+        for (channel, sink) in self.net.chan_sink.iter().enumerate() {
+            let Sink::Router(port) = *sink else { continue };
+            for vc in 0..num_vcs {
+                let c = (self.net.chan_credit_base[channel] as usize) + vc;
+                let input_vc = port as usize * num_vcs + vc;
+                let credits = if c < router_counters {
+                    self.router.credits(c)
+                } else {
+                    self.terminals.credits[c - router_counters]
                 };
-                let total = credits + in_flight_flits[c] + self.ivs[iv].len + in_flight_credits[c];
-                if total != self.depth || credits > self.depth {
+                let held = self.router.input_vc_len(input_vc);
+                let total = credits + in_flight_flits[c] + held + in_flight_credits[c];
+                if total != self.vc_depth || credits > self.vc_depth {
                     return Err(format!(
-                        "credit protocol broken on channel {chan} vc {vc}: credits {} + flits in flight {} + buffered {} + credits in flight {} != depth {}",
-                        credits,
-                        in_flight_flits[c],
-                        self.ivs[iv].len,
-                        in_flight_credits[c],
-                        self.depth
+                        "credit protocol broken on channel {channel} vc {vc}: credits {} + flits in flight {} + buffered {} + credits in flight {} != depth {}",
+                        credits, in_flight_flits[c], held, in_flight_credits[c], self.vc_depth
                     ));
                 }
-            }
-        }
-        Ok(())
-    }
-
-    /// The flits buffered in input VC `iv`, front first.
-    fn buffered(&self, iv: usize) -> impl Iterator<Item = Flit> + '_ {
-        let ivc = self.ivs[iv];
-        let behind = (1..ivc.len).map(move |k| {
-            let pos = (ivc.head + k - 1) % self.depth;
-            self.buf[self.buf_slot(iv, pos)]
-        });
-        (ivc.len > 0).then_some(ivc.front).into_iter().chain(behind)
-    }
-
-    /// Every port's output queue (what adaptive routing reads as congestion) equals the
-    /// buffered flits of the packets holding its output VCs.
-    fn check_output_queues(&self) -> Result<(), String> {
-        let mut expect = vec![0u64; self.port_state.len()];
-        for (iv, ivc) in self.ivs.iter().enumerate() {
-            if ivc.state == ACTIVE {
-                let own = self
-                    .buffered(iv)
-                    .take_while(|f| f.pkt == ivc.front.pkt)
-                    .count();
-                expect[ivc.out_port as usize] += own as u64;
-            }
-        }
-        for (port, (ps, &e)) in self.port_state.iter().zip(&expect).enumerate() {
-            if u64::from(ps.queue) != e {
-                return Err(format!(
-                    "output queue of global port {port} is {} but the packets holding its \
-                     VCs have {e} flits buffered",
-                    ps.queue
-                ));
             }
         }
         Ok(())

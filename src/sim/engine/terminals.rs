@@ -2,14 +2,16 @@
 //! (injection) and ejection.
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
+
+use crate::traffic::SourceState;
 
 use super::*;
 
 /// Traffic sources by next creation cycle: for each of the next `len` cycles (a power of
 /// two, the buckets are reused cyclically) a bit set of the sources due then, so that due
 /// sources come out in increasing index order without sorting; a heap for later events.
-pub(super) struct SourceCalendar {
+struct SourceCalendar {
     len: u64,
     words: usize,
     bits: Vec<u64>,
@@ -17,7 +19,7 @@ pub(super) struct SourceCalendar {
 }
 
 impl SourceCalendar {
-    pub(super) fn new(sources: usize) -> Self {
+    fn new(sources: usize) -> Self {
         let words = sources.div_ceil(64).max(1);
         // A power of two from 16 to 1024 cycles, at most 4 MiB of bits if that allows 16.
         let fit = ((4 << 20) / (words * 8)).clamp(16, 1024);
@@ -36,7 +38,7 @@ impl SourceCalendar {
     }
 
     /// Schedules source `src` at cycle `t >= now`.
-    pub(super) fn push(&mut self, t: u64, src: u32, now: u64) {
+    fn push(&mut self, t: u64, src: u32, now: u64) {
         debug_assert!(t >= now, "source scheduled in the past");
         if t - now < self.len {
             self.set(t, src);
@@ -59,115 +61,245 @@ impl SourceCalendar {
     }
 }
 
-impl Engine<'_> {
+/// A terminal's NIC: the packet it is sending, and its injection channel.
+#[derive(Clone, Copy, Debug)]
+struct Nic {
+    /// First cycle at which the channel takes another flit.
+    free_at: u64,
+    /// The packet being sent (`NONE`: idle), its next flit and its VC.
+    packet: u32,
+    next_flit: u32,
+    vc: u32,
+    /// Round-robin pointer over the injection VCs.
+    vc_pointer: u32,
+    /// The injection channel, its credit counters (in `Terminals::credits`, of VC 0) and the
+    /// cycles from sending a flit to its arrival and between flits.
+    channel: u32,
+    first_credit: u32,
+    delay: u32,
+    period: u32,
+    /// Listed in `Terminals::active_nics`.
+    active: bool,
+}
+
+/// The terminals: traffic sources, source queues and NICs.
+pub(super) struct Terminals {
+    sources: Vec<SourceState>,
+    calendar: SourceCalendar,
+    /// Scratch for the packets a source creates in a cycle.
+    new_packets: Vec<NewPacket>,
+    /// Per terminal, the packets waiting (slots), and per source (terminal x class) how many.
+    source_queues: Vec<VecDeque<u32>>,
+    queued_per_source: Vec<u32>,
+    /// Traffic packets waiting in all source queues.
+    pub(super) total_queued: u64,
+    nics: Vec<Nic>,
+    /// The NICs' credit counters, per terminal and VC (after the routers' counters in the
+    /// numbering of `Network::chan_credit_base`).
+    pub(super) credits: Vec<u32>,
+    /// The NICs that have a packet to send.
+    active_nics: Vec<u32>,
+}
+
+impl Terminals {
+    pub(super) fn new(
+        net: &Network,
+        params: &SimParams,
+        traffic: &Traffic,
+        terminals: usize,
+    ) -> Self {
+        let num_vcs = net.num_vcs;
+        let sources = traffic.new_sources();
+        let mut calendar = SourceCalendar::new(sources.len());
+        for (i, s) in sources.iter().enumerate() {
+            if let Some(t) = traffic.next_event(s) {
+                calendar.push(t, i as u32, 0);
+            }
+        }
+        Terminals {
+            sources,
+            calendar,
+            new_packets: Vec::new(),
+            source_queues: vec![VecDeque::new(); terminals],
+            queued_per_source: vec![0; terminals * traffic.num_classes()],
+            total_queued: 0,
+            nics: (0..terminals)
+                .map(|t| {
+                    let channel = net.term_inj_chan[t];
+                    Nic {
+                        free_at: 0,
+                        packet: NONE,
+                        next_flit: 0,
+                        vc: 0,
+                        vc_pointer: 0,
+                        channel,
+                        first_credit: (t * num_vcs) as u32,
+                        delay: params.injection_delay + net.chan_latency[channel as usize],
+                        period: net.chan_period[channel as usize],
+                        active: false,
+                    }
+                })
+                .collect(),
+            credits: vec![params.vc_depth; terminals * num_vcs],
+            active_nics: Vec::new(),
+        }
+    }
+
+    fn activate_nic(&mut self, t: usize) {
+        if !self.nics[t].active {
+            self.nics[t].active = true;
+            self.active_nics.push(t as u32);
+        }
+    }
+
+    /// The first injection VC `start + k` (k in `0..span`, round-robin from `pointer`)
+    /// whose credit counter (in `credits`, from `base`) holds at least `need`.
+    fn free_injection_vc(
+        &self,
+        base: usize,
+        start: u32,
+        span: u32,
+        pointer: u32,
+        need: u32,
+    ) -> Option<u32> {
+        if span == 0 {
+            return None;
+        }
+        let mut k = pointer % span;
+        for _ in 0..span {
+            let vc = start + k;
+            if self.credits[base + vc as usize] >= need {
+                return Some(vc);
+            }
+            k = if k + 1 == span { 0 } else { k + 1 };
+        }
+        None
+    }
+}
+
+impl<R: RouterModel> Engine<'_, R> {
     pub(super) fn eject(&mut self, terminal: u32, flit: Flit) {
-        self.flits_in_network -= 1;
+        self.progress.flits_in_network -= 1;
         self.counters.flits_ejected += 1;
-        self.last_progress = self.now;
+        self.progress.last_move = self.now;
         let now = self.now;
-        let pkt = &mut self.packets[flit.pkt as usize];
-        debug_assert!(pkt.live, "flit of a retired packet");
-        if pkt.info.dst_terminal != terminal {
+        let packet = &mut self.packets.table[flit.packet as usize];
+        debug_assert!(packet.live, "flit of a retired packet");
+        if packet.info.dst_terminal != terminal {
             self.counters.misdelivered += 1;
         }
-        if flit.seq() != pkt.received {
+        if flit.index() != packet.received {
             self.counters.out_of_order += 1;
         }
-        pkt.received += 1;
-        let class = pkt.info.class as usize;
-        let control = pkt.info.class == CONTROL_CLASS;
-        if flit.seq() == 0 && self.hooks.head_delivered {
-            let (info, route) = (pkt.info, pkt.route);
-            self.session
-                .on_head_delivered(now, &info, &route, &mut self.control_out);
-            if !self.control_out.is_empty() {
+        packet.received += 1;
+        let class = packet.info.class as usize;
+        let control = packet.info.class == CONTROL_CLASS;
+        if flit.index() == 0 && self.routing.hooks.head_delivered {
+            let (info, route) = (packet.info, packet.route);
+            self.routing.session.on_head_delivered(
+                now,
+                &info,
+                &route,
+                &mut self.routing.pending_control,
+            );
+            if !self.routing.pending_control.is_empty() {
                 self.create_control_packets();
             }
         }
-        let pkt = &mut self.packets[flit.pkt as usize];
+        let packet = &mut self.packets.table[flit.packet as usize];
         if control {
             if flit.is_tail() {
-                pkt.live = false;
+                packet.live = false;
                 self.counters.packets_delivered += 1;
-                self.free_slots.push(flit.pkt);
+                self.packets.free_slots.push(flit.packet);
             }
             return;
         }
         self.stats.ejected(class, now, 1);
         if flit.is_tail() {
-            if flit.seq() + 1 != pkt.info.size {
+            if flit.index() + 1 != packet.info.size {
                 self.counters.out_of_order += 1;
             }
-            let rec = PacketRecord {
+            let record = PacketRecord {
                 class,
-                created: pkt.created,
-                injected: pkt.injected,
+                created: packet.created,
+                injected: packet.injected,
                 delivered: now,
-                hops: u32::from(pkt.route.hops),
-                flits: pkt.info.size,
+                hops: u32::from(packet.route.hops),
+                flits: packet.info.size,
             };
-            if self.stats.in_window(pkt.created) {
-                self.measured_outstanding -= 1;
+            if self.stats.in_window(packet.created) {
+                self.progress.measured_outstanding -= 1;
             }
-            pkt.live = false;
+            packet.live = false;
             if let Some(log) = &mut self.log {
                 log.push(DeliveredPacket {
-                    src: pkt.info.src_terminal,
-                    dst: pkt.info.dst_terminal,
-                    size: pkt.info.size,
-                    class: pkt.info.class,
-                    created: pkt.created,
-                    injected: pkt.injected,
+                    src: packet.info.src_terminal,
+                    dst: packet.info.dst_terminal,
+                    size: packet.info.size,
+                    class: packet.info.class,
+                    created: packet.created,
+                    injected: packet.injected,
                     delivered: now,
-                    hops: u32::from(pkt.route.hops),
+                    hops: u32::from(packet.route.hops),
                 });
             }
             if let Some(t) = &mut self.timeline {
-                t.delivered(&rec);
+                t.delivered(&record);
             }
-            self.stats.delivered(&rec);
+            self.stats.delivered(&record);
             self.counters.packets_delivered += 1;
-            self.free_slots.push(flit.pkt);
+            self.packets.free_slots.push(flit.packet);
         }
     }
 
     pub(super) fn generate_traffic(&mut self) {
         let now = self.now;
-        let bucket = self.calendar.due(now);
-        let mut out = std::mem::take(&mut self.new_packets);
-        for w in 0..self.calendar.words {
+        let bucket = self.terminals.calendar.due(now);
+        let mut out = std::mem::take(&mut self.terminals.new_packets);
+        for w in 0..self.terminals.calendar.words {
             // Sources processed now are rescheduled at later cycles, never into this bucket.
-            let mut bits = std::mem::take(&mut self.calendar.bits[bucket + w]);
+            let mut bits = std::mem::take(&mut self.terminals.calendar.bits[bucket + w]);
             while bits != 0 {
                 let src = (w * 64) as u32 + bits.trailing_zeros();
                 bits &= bits - 1;
                 let s = src as usize;
-                self.traffic.generate(&mut self.sources[s], now, &mut out);
-                for np in out.drain(..) {
-                    self.create_packet(np, s);
+                self.traffic
+                    .generate(&mut self.terminals.sources[s], now, &mut out);
+                for new_packet in out.drain(..) {
+                    self.create_packet(new_packet, s);
                 }
-                if let Some(next) = self.traffic.next_event(&self.sources[s]) {
-                    self.calendar.push(next.max(now + 1), src, now);
+                if let Some(next) = self.traffic.next_event(&self.terminals.sources[s]) {
+                    self.terminals.calendar.push(next.max(now + 1), src, now);
                 }
             }
         }
-        self.new_packets = out;
+        self.terminals.new_packets = out;
     }
 
-    pub(super) fn create_packet(&mut self, np: NewPacket, source: usize) {
-        let class = np.class as usize;
-        debug_assert!(np.class != CONTROL_CLASS, "traffic uses the control class");
+    pub(super) fn create_packet(&mut self, new_packet: NewPacket, source: usize) {
+        let class = new_packet.class as usize;
+        debug_assert!(
+            new_packet.class != CONTROL_CLASS,
+            "traffic uses the control class"
+        );
         if let Some(limit) = self.traffic.source_queue_limit(class) {
-            if self.queued_per_source[source] as usize >= limit {
+            if self.terminals.queued_per_source[source] as usize >= limit {
                 self.counters.dropped_at_source += 1;
-                self.stats.dropped(class, self.now, np.size.max(1));
+                self.stats.dropped(class, self.now, new_packet.size.max(1));
                 return;
             }
         }
-        let info = self.new_packet_info(np.src, np.dst, np.size, np.class);
+        let info = self.new_packet_info(
+            new_packet.src,
+            new_packet.dst,
+            new_packet.size,
+            new_packet.class,
+        );
         let mut route = RouteState::default();
-        self.session
-            .init_packet(self.now, &info, &mut route, &mut self.rng);
+        self.routing
+            .session
+            .init_packet(self.now, &info, &mut route, &mut self.routing.rng);
         let packet = Packet {
             info,
             route,
@@ -176,17 +308,17 @@ impl Engine<'_> {
             received: 0,
             live: true,
         };
-        let slot = self.store_packet(packet);
+        let slot = self.packets.store(packet);
         self.counters.packets_created += 1;
         self.stats.created(class, self.now, info.size);
         if self.stats.in_window(self.now) {
-            self.measured_outstanding += 1;
+            self.progress.measured_outstanding += 1;
         }
-        let t = np.src as usize;
-        self.queue[t].push_back(slot);
-        self.queued_per_source[source] += 1;
-        self.total_queued += 1;
-        self.activate_nic(t);
+        let t = new_packet.src as usize;
+        self.terminals.source_queues[t].push_back(slot);
+        self.terminals.queued_per_source[source] += 1;
+        self.terminals.total_queued += 1;
+        self.terminals.activate_nic(t);
     }
 
     fn new_packet_info(&self, src: u32, dst: u32, size: u32, class: u8) -> PacketInfo {
@@ -201,154 +333,116 @@ impl Engine<'_> {
         }
     }
 
-    fn activate_nic(&mut self, t: usize) {
-        if !self.nics[t].active {
-            self.nics[t].active = true;
-            self.nic_active.push(t as u32);
-        }
-    }
-
     /// Creates the control packets the session asked for: each goes to the front of its
     /// terminal's source queue (control is not held up by queued traffic) and is counted in
     /// no statistic but the packet and flit counters.
     pub(super) fn create_control_packets(&mut self) {
-        let mut list = std::mem::take(&mut self.control_out);
-        for cp in list.drain(..) {
-            let info = self.new_packet_info(cp.from, cp.to, cp.size, CONTROL_CLASS);
+        let mut list = std::mem::take(&mut self.routing.pending_control);
+        for control in list.drain(..) {
+            let info = self.new_packet_info(control.from, control.to, control.size, CONTROL_CLASS);
             let packet = Packet {
                 info,
-                route: cp.state,
+                route: control.state,
                 created: self.now,
                 injected: 0,
                 received: 0,
                 live: true,
             };
-            let slot = self.store_packet(packet);
+            let slot = self.packets.store(packet);
             self.counters.packets_created += 1;
             self.counters.control_packets += 1;
-            let t = cp.from as usize;
+            let t = control.from as usize;
             // Behind a control packet already waiting, ahead of traffic.
-            let pos = self.queue[t]
+            let queue = &mut self.terminals.source_queues[t];
+            let pos = queue
                 .iter()
-                .take_while(|&&s| self.packets[s as usize].info.class == CONTROL_CLASS)
+                .take_while(|&&s| self.packets.table[s as usize].info.class == CONTROL_CLASS)
                 .count();
             // The NIC may be sending the queue's front packet already: it left the queue.
-            self.queue[t].insert(pos, slot);
-            self.activate_nic(t);
+            queue.insert(pos, slot);
+            self.terminals.activate_nic(t);
         }
-        self.control_out = list;
-    }
-
-    /// Puts `packet` in a free slot of the packet table and returns the slot (also its id).
-    fn store_packet(&mut self, packet: Packet) -> u32 {
-        let slot = match self.free_slots.pop() {
-            Some(s) => {
-                self.packets[s as usize] = packet;
-                s
-            }
-            None => {
-                self.packets.push(packet);
-                (self.packets.len() - 1) as u32
-            }
-        };
-        self.packets[slot as usize].info.id = slot;
-        slot
+        self.routing.pending_control = list;
     }
 
     /// Each NIC sends at most one flit per channel period, one packet at a time.
     pub(super) fn inject(&mut self) {
         let now = self.now;
-        let mut list = std::mem::take(&mut self.nic_active);
+        let mut list = std::mem::take(&mut self.terminals.active_nics);
         list.retain(|&t| self.inject_from(t as usize, now));
-        list.append(&mut self.nic_active);
-        self.nic_active = list;
+        list.append(&mut self.terminals.active_nics);
+        self.terminals.active_nics = list;
     }
 
     /// One NIC's turn; returns whether it stays active.
     fn inject_from(&mut self, t: usize, now: u64) -> bool {
-        let mut nic = self.nics[t];
+        let mut nic = self.terminals.nics[t];
         if nic.free_at > now {
             return true;
         }
-        if nic.pkt == NONE {
-            let Some(&slot) = self.queue[t].front() else {
-                self.nics[t].active = false;
+        if nic.packet == NONE {
+            let Some(&slot) = self.terminals.source_queues[t].front() else {
+                self.terminals.nics[t].active = false;
                 return false;
             };
-            let info = self.packet_info(slot);
-            let range =
-                self.session
-                    .injection_vcs(&info, &self.packets[slot as usize].route, self.v);
-            let need = match self.p.switching {
+            let info = self.packets.info(slot);
+            let range = self.routing.session.injection_vcs(
+                &info,
+                &self.packets.table[slot as usize].route,
+                self.num_vcs,
+            );
+            let need = match self.params.switching {
                 Switching::Wormhole => 1,
                 Switching::VirtualCutThrough => info.size,
             };
             let start = u32::from(range.start);
             let span = u32::from(range.end.saturating_sub(range.start));
-            let base = nic.credit_base as usize;
-            let Some(vc) = self.free_injection_vc(base, start, span, nic.rr, need) else {
+            let base = nic.first_credit as usize;
+            let Some(vc) =
+                self.terminals
+                    .free_injection_vc(base, start, span, nic.vc_pointer, need)
+            else {
                 return true;
             };
-            nic.rr = (vc - start + 1) % span;
-            self.queue[t].pop_front();
+            nic.vc_pointer = (vc - start + 1) % span;
+            self.terminals.source_queues[t].pop_front();
             if info.class != CONTROL_CLASS {
-                self.queued_per_source[t * self.traffic.num_classes() + info.class as usize] -= 1;
-                self.total_queued -= 1;
+                self.terminals.queued_per_source
+                    [t * self.traffic.num_classes() + info.class as usize] -= 1;
+                self.terminals.total_queued -= 1;
             }
-            self.packets[slot as usize].injected = now;
-            (nic.pkt, nic.seq, nic.vc) = (slot, 0, vc);
+            self.packets.table[slot as usize].injected = now;
+            (nic.packet, nic.next_flit, nic.vc) = (slot, 0, vc);
         }
-        let counter = (nic.credit_base + nic.vc) as usize;
-        if self.nic_credits[counter] == 0 {
-            self.nics[t] = nic;
+        let counter = (nic.first_credit + nic.vc) as usize;
+        if self.terminals.credits[counter] == 0 {
+            self.terminals.nics[t] = nic;
             return true;
         }
-        self.nic_credits[counter] -= 1;
-        let arrival = now + u64::from(nic.delay);
-        let size = self.packets[nic.pkt as usize].info.size;
-        let tail = nic.seq + 1 == size;
-        self.flit_wheel[(arrival & self.wheel_mask) as usize].push(FlitEvent {
-            chan: nic.chan,
-            vc: nic.vc,
-            flit: Flit::new(nic.pkt, nic.seq, tail),
-        });
-        self.flits_in_network += 1;
+        self.terminals.credits[counter] -= 1;
+        let size = self.packets.table[nic.packet as usize].info.size;
+        let tail = nic.next_flit + 1 == size;
+        self.channels.send_flit(
+            now + u64::from(nic.delay),
+            FlitEvent {
+                channel: nic.channel,
+                vc: nic.vc,
+                flit: Flit::new(nic.packet, nic.next_flit, tail),
+            },
+        );
+        self.progress.flits_in_network += 1;
         self.counters.flits_injected += 1;
-        self.last_progress = now;
+        self.progress.last_move = now;
         nic.free_at = now + u64::from(nic.period);
         let stays = if tail {
-            (nic.pkt, nic.seq, nic.vc) = (NONE, 0, 0);
-            nic.active = !self.queue[t].is_empty();
+            (nic.packet, nic.next_flit, nic.vc) = (NONE, 0, 0);
+            nic.active = !self.terminals.source_queues[t].is_empty();
             nic.active
         } else {
-            nic.seq += 1;
+            nic.next_flit += 1;
             true
         };
-        self.nics[t] = nic;
+        self.terminals.nics[t] = nic;
         stays
-    }
-
-    /// The first injection VC `start + k` (k in `0..span`, round-robin from `rr`) whose
-    /// credit counter (in `nic_credits`, from `base`) holds at least `need`.
-    fn free_injection_vc(
-        &self,
-        base: usize,
-        start: u32,
-        span: u32,
-        rr: u32,
-        need: u32,
-    ) -> Option<u32> {
-        if span == 0 {
-            return None;
-        }
-        let mut k = rr % span;
-        for _ in 0..span {
-            let vc = start + k;
-            if self.nic_credits[base + vc as usize] >= need {
-                return Some(vc);
-            }
-            k = if k + 1 == span { 0 } else { k + 1 };
-        }
-        None
     }
 }

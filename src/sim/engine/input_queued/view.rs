@@ -4,25 +4,26 @@ use super::*;
 
 /// Read-only congestion state handed to routing functions.
 pub(super) struct EngineView<'e> {
-    ovs: &'e [OutputVc],
+    output_vcs: &'e [OutputVc],
     ports: &'e [PortState],
-    ivs: &'e [InputVc],
+    input_vcs: &'e [InputVc],
     net: &'e Network,
     depth: u32,
 }
 
 impl<'e> EngineView<'e> {
+    #[inline]
     pub(super) fn of_parts(
-        ovs: &'e [OutputVc],
+        output_vcs: &'e [OutputVc],
         ports: &'e [PortState],
-        ivs: &'e [InputVc],
+        input_vcs: &'e [InputVc],
         net: &'e Network,
         depth: u32,
     ) -> Self {
         EngineView {
-            ovs,
+            output_vcs,
             ports,
-            ivs,
+            input_vcs,
             net,
             depth,
         }
@@ -39,21 +40,23 @@ impl CongestionView for EngineView<'_> {
     }
 
     fn credits(&self, router: usize, port: usize, vc: usize) -> u32 {
-        let gp = self.net.port_base[router] as usize + port;
-        self.ovs[gp * self.net.num_vcs + vc].credits.min(self.depth)
+        let global_port = self.net.port_base[router] as usize + port;
+        self.output_vcs[global_port * self.net.num_vcs + vc]
+            .credits
+            .min(self.depth)
     }
 
     fn output_vc_busy(&self, router: usize, port: usize, vc: usize) -> bool {
-        let gp = self.net.port_base[router] as usize + port;
-        self.ovs[gp * self.net.num_vcs + vc].owner != NONE
+        let global_port = self.net.port_base[router] as usize + port;
+        self.output_vcs[global_port * self.net.num_vcs + vc].owner != NONE
     }
 
     fn output_queue(&self, router: usize, port: usize) -> u32 {
-        self.ports[self.net.port_base[router] as usize + port].queue
+        self.ports[self.net.port_base[router] as usize + port].output_queue
     }
 
     fn input_occupancy(&self, router: usize, port: usize, vc: usize) -> u32 {
-        let gp = self.net.port_base[router] as usize + port;
-        self.ivs[gp * self.net.num_vcs + vc].len
+        let global_port = self.net.port_base[router] as usize + port;
+        self.input_vcs[global_port * self.net.num_vcs + vc].len
     }
 }

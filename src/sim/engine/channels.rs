@@ -1,0 +1,132 @@
+//! Channels: flits and credits in flight, in timing wheels indexed by arrival cycle, and
+//! where each channel delivers. Every router model sends through them the same way.
+
+use super::*;
+
+/// A flit: its packet's slot and its position in the packet (0 = head), with the tail marked
+/// so that moving a flit never has to look its packet up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Flit {
+    pub(super) packet: u32,
+    pub(super) index_and_tail: u32,
+}
+
+const TAIL: u32 = 1 << 31;
+
+impl Flit {
+    pub(super) fn new(packet: u32, index: u32, tail: bool) -> Self {
+        Flit {
+            packet,
+            index_and_tail: index | if tail { TAIL } else { 0 },
+        }
+    }
+
+    /// Position in the packet (0 = head).
+    pub(super) fn index(self) -> u32 {
+        self.index_and_tail & !TAIL
+    }
+
+    pub(super) fn is_tail(self) -> bool {
+        self.index_and_tail & TAIL != 0
+    }
+}
+
+/// A flit on a channel, arriving on VC `vc`.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct FlitEvent {
+    pub(super) channel: u32,
+    pub(super) vc: u32,
+    pub(super) flit: Flit,
+}
+
+/// Where a channel delivers: a router's input port (`router`, the global index of the
+/// port's VC 0 and its local number) or, with `router == NONE`, a terminal.
+#[derive(Clone, Copy, Debug)]
+pub struct ChannelDestination {
+    pub(super) router: u32,
+    /// The port's first global input VC; for a terminal, the terminal (see `terminal`).
+    pub(super) first_vc: u32,
+    pub(super) first_local_vc: u32,
+}
+
+impl ChannelDestination {
+    /// The terminal a channel with `router == NONE` delivers to.
+    pub(super) fn terminal(self) -> u32 {
+        self.first_vc
+    }
+}
+
+/// The timing wheels: for each of the next `wheel_mask + 1` cycles (a power of two longer
+/// than any delay, the slots are reused cyclically) the flits and the credits that arrive
+/// then. A credit is its counter's number (see `Network::chan_credit_base`): below
+/// `router_counters` a router's (the router model's), then the NICs'.
+pub(super) struct Channels {
+    pub(super) wheel_mask: u64,
+    pub(super) router_counters: usize,
+    pub(super) flits: Vec<Vec<FlitEvent>>,
+    pub(super) credits: Vec<Vec<u32>>,
+    /// Per channel.
+    pub(super) destinations: Vec<ChannelDestination>,
+}
+
+impl Channels {
+    pub(super) fn new(net: &Network, params: &SimParams) -> Self {
+        let horizon = u64::from(
+            params.sw_alloc_delay + params.st_delay + params.credit_delay + params.injection_delay,
+        ) + u64::from(net.max_latency)
+            + 2;
+        let wheel_len = horizon.next_power_of_two();
+        let num_vcs = net.num_vcs as u32;
+        let destinations = net
+            .chan_sink
+            .iter()
+            .map(|&sink| match sink {
+                Sink::Router(port) => {
+                    let r = net.port_router[port as usize];
+                    ChannelDestination {
+                        router: r,
+                        first_vc: port * num_vcs,
+                        first_local_vc: (port - net.port_base[r as usize]) * num_vcs,
+                    }
+                }
+                Sink::Terminal(t) => ChannelDestination {
+                    router: NONE,
+                    first_vc: t,
+                    first_local_vc: 0,
+                },
+            })
+            .collect();
+        Channels {
+            wheel_mask: wheel_len - 1,
+            router_counters: net.num_ports() * net.num_vcs,
+            flits: vec![Vec::new(); wheel_len as usize],
+            credits: vec![Vec::new(); wheel_len as usize],
+            destinations,
+        }
+    }
+
+    /// The wheel slot of `cycle`.
+    #[inline(always)]
+    pub(super) fn slot(&self, cycle: u64) -> usize {
+        (cycle & self.wheel_mask) as usize
+    }
+
+    /// Puts a flit on its channel, arriving at cycle `arrival`.
+    #[inline(always)]
+    pub(super) fn send_flit(&mut self, arrival: u64, event: FlitEvent) {
+        let slot = self.slot(arrival);
+        self.flits[slot].push(event);
+    }
+
+    /// Sends a credit for counter `counter`, arriving at cycle `arrival`.
+    #[inline(always)]
+    pub(super) fn send_credit(&mut self, arrival: u64, counter: u32) {
+        let slot = self.slot(arrival);
+        self.credits[slot].push(counter);
+    }
+
+    /// Flits on channels (for flit conservation).
+    pub(super) fn flits_in_flight(&self) -> u64 {
+        self.flits.iter().map(|w| w.len() as u64).sum()
+    }
+}

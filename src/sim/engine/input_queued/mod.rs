@@ -1,0 +1,189 @@
+//! The input-queued router (the engine's default `RouterModel`): one buffer per input port
+//! and VC, no output buffers; a head goes through route computation, VC allocation and
+//! switch allocation, every flit through switch allocation and traversal (docs/simulator.md,
+//! "One cycle").
+//!
+//! - vcs.rs: input VCs (32-byte records, ring buffers, route candidates, the non-empty bit
+//!   sets) and output VCs (credits, owner, the grant rule);
+//! - pipeline.rs: a flit's arrival and one router's cycle (route computation, VC-allocation
+//!   requests, switch-allocation requests in one pass over the non-empty input VCs), switch
+//!   traversal;
+//! - alloc.rs: the VC allocator's output stage, the switch allocators (separable, iSLIP);
+//! - deadlock.rs: which input VCs are live or wait on which (deadlock analysis), the output
+//!   queue invariant;
+//! - view.rs: the congestion view routing functions read.
+//!
+//! The stages are methods of `Engine<'_, InputQueuedRouter>`: they reach the shared
+//! components (`self.channels`, `self.packets`, `self.routing`, ...) and this model's state
+//! (`self.router`) directly; the `RouterModel` implementation below only names them. The
+//! hot ones called from another file are `#[inline]`: each has one hot caller, and without
+//! the hint whether it is inlined there depends on which codegen units the files land in
+//! (2% more instructions on the dragonfly bench when they were not).
+
+mod alloc;
+mod deadlock;
+mod pipeline;
+mod vcs;
+mod view;
+
+use super::*;
+
+use alloc::{SwitchAllocator, VcAllocator};
+use vcs::{InputVc, InputVcs, OutputVc, OutputVcs, VcState};
+use view::EngineView;
+
+use crate::routing::CongestionView;
+use crate::sim::config::{AllocatorKind, VcAllocatorKind};
+
+/// The changing state of a global port: its output channel's next free cycle, its output
+/// queue (the buffered flits of the packets that hold one of its output VCs; flits of later
+/// packets queued behind them count once their packet is granted) and the switch
+/// allocators' round-robin pointers (as an input port, as an output port, iSLIP's accept).
+#[derive(Clone, Copy, Debug, Default)]
+struct PortState {
+    free_at: u64,
+    output_queue: u32,
+    input_pointer: u32,
+    output_pointer: u32,
+    accept_pointer: u32,
+}
+
+/// The state of every router of the network. `pub` only as the default of `Engine`'s
+/// router parameter; it cannot be named outside the crate.
+pub struct InputQueuedRouter {
+    input_vcs: InputVcs,
+    output_vcs: OutputVcs,
+    /// Per global port.
+    port_state: Vec<PortState>,
+    vc_allocator: VcAllocator,
+    switch_allocator: SwitchAllocator,
+}
+
+impl InputQueuedRouter {
+    /// Empty routers for `net`; `cut_through` has bit `vc` set for the VCs allocated as in
+    /// virtual cut-through.
+    fn new(net: &Network, ports: &Ports, params: &SimParams, cut_through: u64) -> Self {
+        let num_vcs = net.num_vcs;
+        let count = net.num_ports() * num_vcs;
+        let depth = params.vc_depth;
+        let mut output_vcs = vec![
+            OutputVc {
+                credits: depth,
+                owner: NONE,
+                pointer: 0,
+            };
+            count
+        ];
+        for (port, &ejection) in net.out_is_ejection.iter().enumerate() {
+            if ejection {
+                // Terminals always accept flits: ejection VCs never run out of credits.
+                for output_vc in &mut output_vcs[port * num_vcs..(port + 1) * num_vcs] {
+                    output_vc.credits = u32::MAX / 2;
+                }
+            }
+        }
+        let cut_through: Vec<bool> = (0..num_vcs).map(|vc| cut_through >> vc & 1 == 1).collect();
+        InputQueuedRouter {
+            input_vcs: InputVcs::new(count, depth, net.num_routers(), ports.words_per_router()),
+            output_vcs: OutputVcs {
+                records: output_vcs,
+                uniform_need: cut_through.iter().all(|&c| c == cut_through[0]),
+                cut_through,
+                wait_for_tail_credit: params.wait_for_tail_credit,
+                depth,
+            },
+            port_state: vec![PortState::default(); net.num_ports()],
+            vc_allocator: VcAllocator::new(params.vc_allocator, count, ports),
+            switch_allocator: SwitchAllocator::new(ports),
+        }
+    }
+
+    /// The congestion state routing functions read.
+    #[inline]
+    fn view<'e>(&'e self, net: &'e Network) -> EngineView<'e> {
+        EngineView::of_parts(
+            &self.output_vcs.records,
+            &self.port_state,
+            &self.input_vcs.records,
+            net,
+            self.input_vcs.depth,
+        )
+    }
+}
+
+/// Where each step lives: pipeline.rs, alloc.rs, deadlock.rs. The calls are static and the
+/// forwarding functions inline, so the seam costs nothing per flit.
+impl RouterModel for InputQueuedRouter {
+    fn build(net: &Network, ports: &Ports, params: &SimParams, cut_through: u64) -> Self {
+        Self::new(net, ports, params, cut_through)
+    }
+
+    #[inline(always)]
+    fn credit_arrived(&mut self, counter: usize) {
+        self.output_vcs.records[counter].credits += 1;
+    }
+
+    #[inline(always)]
+    fn prefetch_input(&self, input_vc: usize) {
+        prefetch(&self.input_vcs.records, input_vc);
+    }
+
+    #[inline(always)]
+    fn flit_arrived(engine: &mut Engine<'_, Self>, dest: ChannelDestination, vc: u32, flit: Flit) {
+        engine.buffer_arrival(dest, vc, flit);
+    }
+
+    #[inline(always)]
+    fn run_router(engine: &mut Engine<'_, Self>, router: usize) {
+        engine.process_router(router);
+    }
+
+    #[inline(always)]
+    fn compute_route(engine: &mut Engine<'_, Self>, at: &RouterLayout, local_input_vc: usize) {
+        engine.compute_route(at, local_input_vc);
+    }
+
+    #[inline(always)]
+    fn allocate_vcs(engine: &mut Engine<'_, Self>, at: &RouterLayout) -> bool {
+        engine.allocate_vcs(at)
+    }
+
+    #[inline(always)]
+    fn allocate_switch(engine: &mut Engine<'_, Self>, at: &RouterLayout) {
+        engine.allocate_switch(at);
+    }
+
+    #[inline(always)]
+    fn traverse(engine: &mut Engine<'_, Self>, at: &RouterLayout, local_input_vc: usize) {
+        engine.traverse(at, local_input_vc);
+    }
+
+    #[inline(always)]
+    fn holds_flits(&self, router: usize) -> bool {
+        self.input_vcs.router_holds_flits(router)
+    }
+
+    fn buffered_flits(&self) -> u64 {
+        self.input_vcs
+            .records
+            .iter()
+            .map(|record| u64::from(record.len))
+            .sum()
+    }
+
+    fn input_vc_len(&self, input_vc: usize) -> u32 {
+        self.input_vcs.records[input_vc].len
+    }
+
+    fn credits(&self, counter: usize) -> u32 {
+        self.output_vcs.records[counter].credits
+    }
+
+    fn find_deadlock(engine: &Engine<'_, Self>) -> Option<DeadlockReport> {
+        engine.find_stuck_vcs()
+    }
+
+    fn check_state(engine: &Engine<'_, Self>) -> Result<(), String> {
+        engine.check_output_queues()
+    }
+}

@@ -1,0 +1,302 @@
+//! One input-queued router's cycle: a flit's arrival into an input VC; route computation,
+//! VC-allocation requests and switch-allocation requests over the router's non-empty input
+//! VCs (one pass over the bit set), then the allocators (alloc.rs) and switch traversal.
+
+use super::*;
+
+impl Engine<'_, InputQueuedRouter> {
+    /// Flit `flit` arrives on VC `vc` of the router input `dest`: into its input VC's
+    /// buffer (a head at the front of an empty, idle VC starts route computation now).
+    #[inline]
+    pub(super) fn buffer_arrival(&mut self, dest: ChannelDestination, vc: u32, flit: Flit) {
+        let input_vc = (dest.first_vc + vc) as usize;
+        let vcs = &mut self.router.input_vcs;
+        let record = vcs.records[input_vc];
+        debug_assert!(record.len < vcs.depth, "credit protocol violated");
+        if record.len == 0 {
+            vcs.records[input_vc].front = flit;
+            // Its route is computed later this cycle.
+            prefetch(&self.packets.table, flit.packet as usize);
+        } else {
+            let mut pos = record.ring_head + record.len - 1;
+            if pos >= vcs.depth {
+                pos -= vcs.depth;
+            }
+            let slot = vcs.ring_slot(input_vc, pos);
+            vcs.ring[slot] = flit;
+        }
+        vcs.records[input_vc].len = record.len + 1;
+        // The output queue counts the flits of the packet that holds the output VC: an
+        // arrival counts when it belongs to that packet (flits arrive in order, so the
+        // packet's flits are the buffered ones from the front, and with none buffered the
+        // arrival is the packet's next flit).
+        if record.state == VcState::Active
+            && (record.len == 0 || record.front.packet == flit.packet)
+        {
+            self.router.port_state[record.output_port as usize].output_queue += 1;
+        }
+        if record.len == 0 {
+            let r = dest.router as usize;
+            let local = (dest.first_local_vc + vc) as usize;
+            let vcs = &mut self.router.input_vcs;
+            vcs.nonempty[r * vcs.words_per_router + local / 64] |= 1 << (local % 64);
+            if record.state == VcState::Idle {
+                vcs.records[input_vc].ready = self.now;
+            }
+            self.active_routers.activate(r);
+        }
+    }
+
+    pub(super) fn process_router(&mut self, r: usize) {
+        let now = self.now;
+        let words = self.router.input_vcs.words_per_router;
+        let at = self.ports.routers[r];
+        let base = at.first_vc;
+        let mut any_vc_request = false;
+        let mut any_switch_request = false;
+        for w in 0..words {
+            let mut bits = self.router.input_vcs.nonempty[r * words + w];
+            let mut switch_bits = 0u64;
+            while bits != 0 {
+                let local_input_vc = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let record = self.router.input_vcs.records[base + local_input_vc];
+                if record.ready > now {
+                    continue;
+                }
+                match record.state {
+                    VcState::Idle => {
+                        self.compute_route(&at, local_input_vc);
+                        if self.params.routing_delay == 0 {
+                            any_vc_request |= self.request_vc(&at, local_input_vc);
+                        }
+                    }
+                    VcState::VcAllocation => {
+                        any_vc_request |= self.request_vc(&at, local_input_vc);
+                    }
+                    // The VC allocation below does not change what `can_send` reads.
+                    VcState::Active if self.can_send(&record) => {
+                        switch_bits |= 1 << (local_input_vc % 64);
+                    }
+                    VcState::Active => {}
+                }
+            }
+            self.router.switch_allocator.requesting[w] = switch_bits;
+            any_switch_request |= switch_bits != 0;
+        }
+        if any_vc_request {
+            any_switch_request |= self.allocate_vcs(&at);
+        }
+        if any_switch_request {
+            self.allocate_switch(&at);
+        }
+    }
+
+    /// An `Active` input VC may request the switch: a credit downstream and a free channel.
+    #[inline]
+    pub(super) fn can_send(&self, record: &InputVc) -> bool {
+        self.router.output_vcs.records[record.output_vc_index(self.num_vcs)].credits > 0
+            && self.router.port_state[record.output_port as usize].free_at <= self.now
+    }
+
+    #[inline]
+    pub(super) fn compute_route(&mut self, at: &RouterLayout, local_input_vc: usize) {
+        let input_vc = at.first_vc + local_input_vc;
+        let flit = self.router.input_vcs.records[input_vc].front;
+        debug_assert_eq!(
+            flit.index(),
+            0,
+            "a packet's first flit reached an idle VC mid-packet"
+        );
+        self.routing.candidates.clear();
+        let info = self.packets.info(flit.packet);
+        let mut state = self.packets.table[flit.packet as usize].route;
+        {
+            let congestion = self.router.view(&self.net);
+            let ctx = RouteContext {
+                router: at.router,
+                in_port: self.ports.local_port[local_input_vc] as usize,
+                in_vc: self.ports.local_vc[local_input_vc] as usize,
+                congestion: &congestion,
+            };
+            self.routing.session.route(
+                self.now,
+                &ctx,
+                &info,
+                &mut state,
+                &mut self.routing.rng,
+                &mut self.routing.candidates,
+            );
+        }
+        self.packets.table[flit.packet as usize].route = state;
+        self.router
+            .input_vcs
+            .store_candidates(input_vc, &self.routing.candidates);
+        let extra = if self.routing.hooks.route_delay {
+            self.routing.session.take_route_delay()
+        } else {
+            0
+        };
+        let record = &mut self.router.input_vcs.records[input_vc];
+        record.state = VcState::VcAllocation;
+        record.ready = self.now + u64::from(self.params.routing_delay + extra);
+    }
+
+    /// Input stage of VC allocation: the first candidate with a free output VC requests it
+    /// (kept if nearer the output VC's round-robin pointer than earlier requests). Returns
+    /// whether a request was made.
+    #[inline(always)]
+    fn request_vc(&mut self, at: &RouterLayout, local_input_vc: usize) -> bool {
+        let base = at.first_vc;
+        let input_vc = base + local_input_vc;
+        // BookSim2's allocator out of line, so that the default path stays as small as it was.
+        let choice = match self.params.vc_allocator {
+            VcAllocatorKind::FirstFree => self.first_free_vc(base, input_vc),
+            VcAllocatorKind::SeparableInputFirst => self.separable_vc(at, input_vc),
+        };
+        let Some((candidate, local_output_vc)) = choice else {
+            return false;
+        };
+        let pointer = self.router.output_vcs.records[base + local_output_vc].pointer;
+        let distance = round_robin_distance(local_input_vc as u32, pointer, at.num_local_vcs);
+        self.router.vc_allocator.request(
+            local_output_vc,
+            local_input_vc as u32,
+            candidate as u32,
+            distance,
+        );
+        true
+    }
+
+    /// Whether local output VC `local_output_vc` of the router whose first VC is `base` can
+    /// be granted to packet `packet`; `need` is the credits every VC needs, or `None` when
+    /// they differ by VC.
+    #[inline(always)]
+    pub(super) fn grantable(
+        &self,
+        base: usize,
+        local_output_vc: usize,
+        packet: u32,
+        need: Option<u32>,
+    ) -> bool {
+        let output_vcs = &self.router.output_vcs;
+        let output_vc = &output_vcs.records[base + local_output_vc];
+        let need = match need {
+            Some(n) => n,
+            None => output_vcs.grant_need(
+                &self.packets,
+                packet,
+                self.ports.local_vc[local_output_vc] as usize,
+            ),
+        };
+        output_vc.owner == NONE && output_vc.credits >= need
+    }
+
+    /// `first_free`: the first grantable VC in candidate order, as (candidate index, local
+    /// output VC).
+    #[inline(always)]
+    fn first_free_vc(&self, base: usize, input_vc: usize) -> Option<(usize, usize)> {
+        let packet = self.router.input_vcs.records[input_vc].front.packet;
+        let need = self.router.output_vcs.uniform_need(&self.packets, packet);
+        let num_vcs = self.num_vcs;
+        let candidates = self.router.input_vcs.candidates(input_vc);
+        candidates.iter().enumerate().find_map(|(k, c)| {
+            let first = c.port as usize * num_vcs;
+            (c.vcs.start..c.vcs.end)
+                .map(|vc| first + usize::from(vc))
+                .find(|&local_output_vc| self.grantable(base, local_output_vc, packet, need))
+                .map(|local_output_vc| (k, local_output_vc))
+        })
+    }
+
+    /// `separable_input_first` (BookSim2's): the routing function's order is the priority
+    /// (BookSim's per-range priority); within the first candidate with a grantable VC, the
+    /// one nearest this input VC's round-robin pointer.
+    #[inline(never)]
+    fn separable_vc(&self, at: &RouterLayout, input_vc: usize) -> Option<(usize, usize)> {
+        let packet = self.router.input_vcs.records[input_vc].front.packet;
+        let need = self.router.output_vcs.uniform_need(&self.packets, packet);
+        let num_vcs = self.num_vcs;
+        let pointer = self.router.vc_allocator.input_pointers[input_vc];
+        let candidates = self.router.input_vcs.candidates(input_vc);
+        candidates.iter().enumerate().find_map(|(k, c)| {
+            let first = c.port as usize * num_vcs;
+            (c.vcs.start..c.vcs.end)
+                .map(|vc| first + usize::from(vc))
+                .filter(|&local_output_vc| {
+                    self.grantable(at.first_vc, local_output_vc, packet, need)
+                })
+                .min_by_key(|&local_output_vc| {
+                    round_robin_distance(local_output_vc as u32, pointer, at.num_local_vcs)
+                })
+                .map(|local_output_vc| (k, local_output_vc))
+        })
+    }
+
+    /// Moves the front flit of input VC `local_input_vc` of router `at` through the crossbar
+    /// onto its output channel.
+    #[inline(always)]
+    pub(super) fn traverse(&mut self, at: &RouterLayout, local_input_vc: usize) {
+        let now = self.now;
+        let input_vc = at.first_vc + local_input_vc;
+        let vcs = &self.router.input_vcs;
+        let record = vcs.records[input_vc];
+        let flit = record.front;
+        let len = record.len - 1;
+        // The next flit moves from the ring to the front. An emptied ring restarts at slot 0,
+        // so that lightly used VCs touch only the first block of their slots.
+        let (front, ring_head) = if len == 0 {
+            (flit, 0)
+        } else {
+            let next = vcs.ring[vcs.ring_slot(input_vc, record.ring_head)];
+            let head = if len == 1 || record.ring_head + 1 == vcs.depth {
+                0
+            } else {
+                record.ring_head + 1
+            };
+            (next, head)
+        };
+        let output_vc = record.output_vc_index(self.num_vcs);
+        let output_port = record.output_port as usize;
+        // Credit back to whoever feeds this input VC.
+        let in_port = at.first_port + self.ports.local_port[local_input_vc] as usize;
+        let input = self.ports.links[in_port];
+        self.channels.send_credit(
+            now + u64::from(input.credit_delay),
+            input.credit_counter + self.ports.local_vc[local_input_vc],
+        );
+        // Onto the output channel.
+        let port = self.ports.links[output_port];
+        if !port.ejection {
+            self.router.output_vcs.records[output_vc].credits -= 1;
+            self.counters.flit_hops += 1;
+        }
+        self.channels.send_flit(
+            now + u64::from(port.out_delay),
+            FlitEvent {
+                channel: port.out_channel,
+                vc: u32::from(record.output_vc),
+                flit,
+            },
+        );
+        let port_state = &mut self.router.port_state[output_port];
+        port_state.output_queue -= 1;
+        port_state.free_at = now + u64::from(port.out_period);
+        self.progress.last_move = now;
+        let record = &mut self.router.input_vcs.records[input_vc];
+        record.len = len;
+        record.ring_head = ring_head;
+        record.front = front;
+        if flit.is_tail() {
+            self.router.output_vcs.records[output_vc].owner = NONE;
+            record.state = VcState::Idle;
+            record.output_port = NONE;
+            record.ready = now + 1;
+        }
+        if len == 0 {
+            let vcs = &mut self.router.input_vcs;
+            vcs.nonempty[at.router * vcs.words_per_router + local_input_vc / 64] &=
+                !(1 << (local_input_vc % 64));
+        }
+    }
+}

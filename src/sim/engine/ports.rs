@@ -1,0 +1,94 @@
+//! Ports: where each router's ports and VCs sit in the global numbering, the local numbering
+//! inside a router, and what each port's channels take (fixed for the run, whatever the
+//! router model).
+
+use super::*;
+
+/// Where a router's ports and VCs sit in the global numbering.
+#[derive(Clone, Copy, Debug)]
+pub struct RouterLayout {
+    pub(super) router: usize,
+    /// First global input (and output) VC.
+    pub(super) first_vc: usize,
+    /// First global port, and number of ports.
+    pub(super) first_port: usize,
+    pub(super) num_ports: u32,
+    /// Local VC numbers (`num_ports * num_vcs`).
+    pub(super) num_local_vcs: u32,
+}
+
+/// What switch traversal needs to know about a global port's channels, in one record.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct PortLinks {
+    /// The output channel (`NONE` if unconnected), whether it leads to a terminal, the
+    /// cycles from switch allocation to arrival and between flits.
+    pub(super) out_channel: u32,
+    pub(super) ejection: bool,
+    pub(super) out_delay: u32,
+    pub(super) out_period: u32,
+    /// Where a credit returned by this port's input goes (the sender's counter of VC 0; add
+    /// the VC) and how many cycles it takes.
+    pub(super) credit_counter: u32,
+    pub(super) credit_delay: u32,
+}
+
+/// The fixed description of the routers' ports (see the module documentation).
+pub struct Ports {
+    /// Per router.
+    pub(super) routers: Vec<RouterLayout>,
+    /// Per local VC number (`port * num_vcs + vc`, up to the largest router's): its port
+    /// and VC, so that the hot paths never divide by the runtime VC count.
+    pub(super) local_port: Vec<u32>,
+    pub(super) local_vc: Vec<u32>,
+    /// Per global port.
+    pub(super) links: Vec<PortLinks>,
+    /// The most ports of any router.
+    pub(super) max_ports: usize,
+}
+
+impl Ports {
+    pub(super) fn new(net: &Network, params: &SimParams) -> Self {
+        let num_vcs = net.num_vcs;
+        let max_ports = (0..net.num_routers())
+            .map(|r| net.ports_of(r))
+            .max()
+            .unwrap_or(0);
+        let locals = max_ports * num_vcs;
+        let mut links = vec![PortLinks::default(); net.num_ports()];
+        for (port, link) in links.iter_mut().enumerate() {
+            let (in_channel, out_channel) = (net.in_chan[port], net.out_chan[port]);
+            if in_channel != NONE {
+                link.credit_counter = net.chan_credit_base[in_channel as usize];
+                link.credit_delay = params.credit_delay + net.chan_latency[in_channel as usize];
+            }
+            link.out_channel = out_channel;
+            link.ejection = net.out_is_ejection[port];
+            if out_channel != NONE {
+                link.out_delay = params.sw_alloc_delay
+                    + params.st_delay
+                    + net.chan_latency[out_channel as usize];
+                link.out_period = net.chan_period[out_channel as usize];
+            }
+        }
+        Ports {
+            routers: (0..net.num_routers())
+                .map(|r| RouterLayout {
+                    router: r,
+                    first_vc: net.port_base[r] as usize * num_vcs,
+                    first_port: net.port_base[r] as usize,
+                    num_ports: net.ports_of(r) as u32,
+                    num_local_vcs: (net.ports_of(r) * num_vcs) as u32,
+                })
+                .collect(),
+            local_port: (0..locals).map(|l| (l / num_vcs) as u32).collect(),
+            local_vc: (0..locals).map(|l| (l % num_vcs) as u32).collect(),
+            links,
+            max_ports,
+        }
+    }
+
+    /// Bit-set words per router over local VC numbers.
+    pub(super) fn words_per_router(&self) -> usize {
+        self.local_port.len().div_ceil(64).max(1)
+    }
+}
