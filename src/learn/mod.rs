@@ -10,5 +10,6 @@ pub mod feedback;
 pub mod nn;
 pub mod q_adaptive;
 pub mod q_routing;
+pub mod session;
 
 pub use config::{QConfig, QParams, build};

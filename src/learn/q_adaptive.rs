@@ -28,17 +28,17 @@
 //! the reverse link with its latency ([`FeedbackQueue`]); x then applies the hysteretic
 //! update ([`Rates`]).
 
-use std::any::Any;
 use std::sync::Arc;
 
 use rand::Rng;
 
-use super::feedback::{FeedbackQueue, QTable, Rates, argmin};
+use super::feedback::{QTable, Rates, argmin};
+use super::session::{Feedback, QModel, QSession};
 use crate::error::{Error, Result};
 use crate::routing::dragonfly::{DragonflyAlgorithm, DragonflyRouting};
 use crate::routing::{
     Candidate, NO_ROUTER, PacketInfo, RouteContext, RouteRng, RouteState, RoutingFunction,
-    RoutingSession, SessionHooks, VcRange,
+    RoutingSession, VcRange,
 };
 use crate::topology::{Endpoint, Shape, Topology};
 
@@ -72,7 +72,7 @@ struct Upstream {
 
 /// The read-only part, shared by the routing function and its sessions.
 #[derive(Debug)]
-struct Shared {
+pub struct QAdaptiveModel {
     /// MIN's tables: groups, minimal ports, global links, ejection ports.
     df: DragonflyRouting,
     params: QAdaptiveParams,
@@ -90,7 +90,7 @@ struct Shared {
     max_latency: u32,
 }
 
-impl Shared {
+impl QAdaptiveModel {
     fn net_ports(&self, r: usize) -> &[u16] {
         &self.net_ports[self.net_off[r] as usize..self.net_off[r + 1] as usize]
     }
@@ -149,40 +149,13 @@ impl Shared {
             temp
         }
     }
-
-    // The table and the exploration switch are the session's, the rest the engine's call.
-    #[allow(clippy::too_many_arguments)]
-    fn route(
-        &self,
-        q: &QTable,
-        ctx: &RouteContext,
-        pkt: &PacketInfo,
-        state: &RouteState,
-        explore: bool,
-        rng: &mut RouteRng,
-        out: &mut Vec<Candidate>,
-    ) {
-        if self
-            .df
-            .ejection
-            .at_destination(ctx.router, pkt, self.num_vcs, out)
-        {
-            return;
-        }
-        let port = self.choose(q, ctx.router, pkt, state.hops, explore, rng);
-        debug_assert!(usize::from(state.hops) < MAX_HOPS, "{state:?}");
-        out.push(Candidate {
-            port: port as u16,
-            vcs: self.blocks[usize::from(state.hops).min(MAX_HOPS - 1)],
-        });
-    }
 }
 
 /// The Q-adaptive routing function. Used without a session (e.g. by path walkers) it routes
 /// with its initial table and never learns; simulations run a [`QAdaptiveSession`].
 #[derive(Clone, Debug)]
 pub struct QAdaptive {
-    shared: Arc<Shared>,
+    shared: Arc<QAdaptiveModel>,
 }
 
 impl QAdaptive {
@@ -278,7 +251,7 @@ impl QAdaptive {
             }
         });
         let max_latency = upstream.iter().map(|u| u.latency).max().unwrap_or(1);
-        let shared = Shared {
+        let shared = QAdaptiveModel {
             params,
             num_vcs,
             k,
@@ -322,128 +295,91 @@ impl RoutingFunction for QAdaptive {
 
     fn learning_session(&self, _seed: u64) -> Option<Box<dyn RoutingSession>> {
         // No randomness of its own: exploration draws from the engine's routing RNG.
-        Some(Box::new(QAdaptiveSession::new(self.shared.clone())))
+        Some(Box::new(QSession::new(self.shared.clone())))
     }
 }
 
 /// One run's learning state: the Q-tables and the feedback in flight.
-#[derive(Debug)]
-pub struct QAdaptiveSession {
-    shared: Arc<Shared>,
-    q: QTable,
-    feedback: FeedbackQueue,
-    updates: u64,
-    /// Off (`set_learning(false)`): no exploration, no updates.
-    learning: bool,
-}
+pub type QAdaptiveSession = QSession<QAdaptiveModel>;
 
-impl QAdaptiveSession {
-    fn new(shared: Arc<Shared>) -> Self {
-        QAdaptiveSession {
-            q: shared.initial.clone(),
-            feedback: FeedbackQueue::new(shared.max_latency),
-            updates: 0,
-            learning: true,
-            shared,
-        }
-    }
-
+impl QSession<QAdaptiveModel> {
     /// Router `router`'s current estimate for packets from node `src_index` of their router
     /// to group `dst_group` through `port` (a network port).
     pub fn q_value(&self, router: usize, dst_group: usize, src_index: usize, port: usize) -> f32 {
-        let p = self.shared.df.p;
+        let p = self.model.df.p;
         self.q.get(router, dst_group * p + src_index, port - p)
-    }
-
-    /// Feedback sent and not yet applied.
-    pub fn pending_feedback(&self) -> usize {
-        self.feedback.pending()
-    }
-
-    /// Feedback applied so far.
-    pub fn updates(&self) -> u64 {
-        self.updates
     }
 }
 
-impl RoutingSession for QAdaptiveSession {
-    fn name(&self) -> String {
-        "q_adaptive".into()
+impl QModel for QAdaptiveModel {
+    const NAME: &'static str = "q_adaptive";
+
+    fn initial(&self) -> &QTable {
+        &self.initial
     }
 
-    fn hooks(&self) -> SessionHooks {
-        SessionHooks {
-            head_arrival: true,
-            advance: true,
-            ..SessionHooks::default()
+    fn max_latency(&self) -> u32 {
+        self.max_latency
+    }
+
+    fn rates(&self) -> Rates {
+        Rates {
+            alpha: self.params.alpha,
+            beta: self.params.beta,
         }
     }
 
     fn route(
-        &mut self,
-        _now: u64,
+        &self,
+        q: &QTable,
         ctx: &RouteContext,
         pkt: &PacketInfo,
-        state: &mut RouteState,
+        state: &RouteState,
+        explore: bool,
         rng: &mut RouteRng,
         out: &mut Vec<Candidate>,
     ) {
-        self.shared
-            .route(&self.q, ctx, pkt, state, self.learning, rng, out);
-    }
-
-    fn on_head_arrival(
-        &mut self,
-        now: u64,
-        router: usize,
-        in_port: usize,
-        pkt: &PacketInfo,
-        state: &mut RouteState,
-    ) {
-        // Arrival cycles modulo 2^32: differences stay right as long as a hop takes less.
-        let arrived_at_x = state.aux;
-        state.aux = now as u32;
-        if !self.learning {
+        if self
+            .df
+            .ejection
+            .at_destination(ctx.router, pkt, self.num_vcs, out)
+        {
             return;
         }
-        let s = &*self.shared;
-        let up = s.upstream[router * s.k + in_port];
-        if up.router == NO_ROUTER {
-            return; // from a terminal
-        }
-        let x = up.router as usize;
-        let gd = s.df.group(pkt.dst_router as usize);
-        if s.df.group(x) == gd {
-            return; // inside the destination group nothing is learned
-        }
-        let row = s.row(gd, pkt);
-        let q_y = if s.df.group(router) == gd {
-            0.0
-        } else {
-            self.q.row_min(router, row)
-        };
-        let r = (now as u32).wrapping_sub(arrived_at_x) as f32;
-        let index = self.q.index(x, row, usize::from(up.col));
-        self.feedback.push(now, up.latency, index as u32, r + q_y);
-    }
-
-    fn advance(&mut self, now: u64) {
-        let rates = Rates {
-            alpha: self.shared.params.alpha,
-            beta: self.shared.params.beta,
-        };
-        let (q, updates) = (&mut self.q, &mut self.updates);
-        self.feedback.deliver(now, |index, target| {
-            rates.update(q.at_mut(index as usize), target);
-            *updates += 1;
+        let port = self.choose(q, ctx.router, pkt, state.hops, explore, rng);
+        debug_assert!(usize::from(state.hops) < MAX_HOPS, "{state:?}");
+        out.push(Candidate {
+            port: port as u16,
+            vcs: self.blocks[usize::from(state.hops).min(MAX_HOPS - 1)],
         });
     }
 
-    fn set_learning(&mut self, on: bool) {
-        self.learning = on;
-    }
-
-    fn as_any(&self) -> Option<&dyn Any> {
-        Some(self)
+    fn feedback(
+        &self,
+        q: &QTable,
+        router: usize,
+        in_port: usize,
+        pkt: &PacketInfo,
+    ) -> Option<Feedback> {
+        let up = self.upstream[router * self.k + in_port];
+        if up.router == NO_ROUTER {
+            return None; // from a terminal
+        }
+        let x = up.router as usize;
+        let gd = self.df.group(pkt.dst_router as usize);
+        if self.df.group(x) == gd {
+            return None; // inside the destination group nothing is learned
+        }
+        let row = self.row(gd, pkt);
+        let q_y = if self.df.group(router) == gd {
+            0.0
+        } else {
+            q.row_min(router, row)
+        };
+        Some(Feedback {
+            latency: up.latency,
+            index: q.index(x, row, usize::from(up.col)),
+            q_y,
+        })
     }
 }

@@ -37,7 +37,7 @@ fn params(epsilon: f64) -> QAdaptiveParams {
 }
 
 fn session(t: &Topology, epsilon: f64) -> QAdaptiveSession {
-    QAdaptiveSession::new(QAdaptive::new(t, 5, params(epsilon)).unwrap().shared)
+    QSession::new(QAdaptive::new(t, 5, params(epsilon)).unwrap().shared)
 }
 
 /// A packet from node `src_index` of router `src` to node 0 of router `dst`.

@@ -16,17 +16,17 @@
 //! from x, y sends x `r + Q_y` (Q_y = min of y's row, 0 at the destination) over the reverse
 //! link, and x applies `Q_x += alpha (r + Q_y - Q_x)`.
 
-use std::any::Any;
 use std::sync::Arc;
 
 use rand::Rng;
 
-use super::feedback::{FeedbackQueue, QTable, Rates};
+use super::feedback::{QTable, Rates};
+use super::session::{Feedback, QModel, QSession};
 use crate::error::{Error, Result};
 use crate::routing::paths::{PortGraph, UNREACHED};
 use crate::routing::{
     Candidate, Ejection, NO_ROUTER, PacketInfo, RouteContext, RouteRng, RouteState,
-    RoutingFunction, RoutingSession, SessionHooks, VcRange,
+    RoutingFunction, RoutingSession, VcRange,
 };
 use crate::topology::{LinkKind, Topology};
 
@@ -51,8 +51,9 @@ struct Upstream {
     latency: u32,
 }
 
+/// The read-only part, shared by the routing function and its sessions.
 #[derive(Debug)]
-struct Shared {
+pub struct QRoutingModel {
     graph: PortGraph,
     ejection: Ejection,
     num_vcs: usize,
@@ -70,7 +71,7 @@ struct Shared {
     max_latency: u32,
 }
 
-impl Shared {
+impl QRoutingModel {
     #[inline]
     fn dist(&self, from: usize, to: usize) -> usize {
         usize::from(self.dist[from * self.routers + to])
@@ -116,38 +117,12 @@ impl Shared {
         }
         out[best].port
     }
-
-    // The table and the exploration switch are the session's, the rest the engine's call.
-    #[allow(clippy::too_many_arguments)]
-    fn route(
-        &self,
-        q: &QTable,
-        ctx: &RouteContext,
-        pkt: &PacketInfo,
-        state: &RouteState,
-        explore: bool,
-        rng: &mut RouteRng,
-        out: &mut Vec<Candidate>,
-    ) {
-        if self
-            .ejection
-            .at_destination(ctx.router, pkt, self.num_vcs, out)
-        {
-            return;
-        }
-        let hops = usize::from(state.hops);
-        let port = self.choose(q, ctx.router, pkt.dst_router as usize, hops, explore, rng);
-        out.push(Candidate {
-            port,
-            vcs: self.blocks[hops.min(self.max_hops - 1)],
-        });
-    }
 }
 
 /// The Q-routing function; without a session it routes with its initial table.
 #[derive(Clone, Debug)]
 pub struct QRouting {
-    shared: Arc<Shared>,
+    shared: Arc<QRoutingModel>,
 }
 
 impl QRouting {
@@ -254,7 +229,7 @@ impl QRouting {
             .map(|c| VcRange::new(c * num_vcs / max_hops, (c + 1) * num_vcs / max_hops))
             .collect();
         Ok(QRouting {
-            shared: Arc::new(Shared {
+            shared: Arc::new(QRoutingModel {
                 graph,
                 ejection: Ejection::new(topo),
                 num_vcs,
@@ -300,121 +275,90 @@ impl RoutingFunction for QRouting {
     }
 
     fn learning_session(&self, _seed: u64) -> Option<Box<dyn RoutingSession>> {
-        Some(Box::new(QRoutingSession {
-            q: self.shared.initial.clone(),
-            feedback: FeedbackQueue::new(self.shared.max_latency),
-            updates: 0,
-            learning: true,
-            shared: self.shared.clone(),
-        }))
+        Some(Box::new(QSession::new(self.shared.clone())))
     }
 }
 
 /// One run's Q-tables and feedback in flight.
-#[derive(Debug)]
-pub struct QRoutingSession {
-    shared: Arc<Shared>,
-    q: QTable,
-    feedback: FeedbackQueue,
-    updates: u64,
-    /// Off (`set_learning(false)`): no exploration, no updates.
-    learning: bool,
-}
+pub type QRoutingSession = QSession<QRoutingModel>;
 
-impl QRoutingSession {
+impl QSession<QRoutingModel> {
     /// Router `router`'s current estimate to `dst` through its network `port`, if it has one.
     pub fn q_value(&self, router: usize, dst: usize, port: usize) -> Option<f32> {
         let col = self
-            .shared
+            .model
             .graph
             .out(router)
             .iter()
             .position(|h| usize::from(h.port) == port)?;
         Some(self.q.get(router, dst, col))
     }
-
-    pub fn pending_feedback(&self) -> usize {
-        self.feedback.pending()
-    }
-
-    pub fn updates(&self) -> u64 {
-        self.updates
-    }
 }
 
-impl RoutingSession for QRoutingSession {
-    fn name(&self) -> String {
-        "q_routing".into()
+impl QModel for QRoutingModel {
+    const NAME: &'static str = "q_routing";
+
+    fn initial(&self) -> &QTable {
+        &self.initial
     }
 
-    fn hooks(&self) -> SessionHooks {
-        SessionHooks {
-            head_arrival: true,
-            advance: true,
-            ..SessionHooks::default()
+    fn max_latency(&self) -> u32 {
+        self.max_latency
+    }
+
+    fn rates(&self) -> Rates {
+        Rates {
+            alpha: self.alpha,
+            beta: self.alpha,
         }
     }
 
     fn route(
-        &mut self,
-        _now: u64,
+        &self,
+        q: &QTable,
         ctx: &RouteContext,
         pkt: &PacketInfo,
-        state: &mut RouteState,
+        state: &RouteState,
+        explore: bool,
         rng: &mut RouteRng,
         out: &mut Vec<Candidate>,
     ) {
-        self.shared
-            .route(&self.q, ctx, pkt, state, self.learning, rng, out);
+        if self
+            .ejection
+            .at_destination(ctx.router, pkt, self.num_vcs, out)
+        {
+            return;
+        }
+        let hops = usize::from(state.hops);
+        let port = self.choose(q, ctx.router, pkt.dst_router as usize, hops, explore, rng);
+        out.push(Candidate {
+            port,
+            vcs: self.blocks[hops.min(self.max_hops - 1)],
+        });
     }
 
-    fn on_head_arrival(
-        &mut self,
-        now: u64,
+    fn feedback(
+        &self,
+        q: &QTable,
         router: usize,
         in_port: usize,
         pkt: &PacketInfo,
-        state: &mut RouteState,
-    ) {
-        let arrived_at_x = state.aux;
-        state.aux = now as u32;
-        if !self.learning {
-            return;
-        }
-        let s = &*self.shared;
-        let up = s.upstream[s.port_base[router] as usize + in_port];
+    ) -> Option<Feedback> {
+        let up = self.upstream[self.port_base[router] as usize + in_port];
         if up.router == NO_ROUTER {
-            return; // from a terminal
+            return None; // from a terminal
         }
         let dst = pkt.dst_router as usize;
         let q_y = if router == dst {
             0.0
         } else {
-            self.q.row_min(router, dst)
+            q.row_min(router, dst)
         };
-        let r = (now as u32).wrapping_sub(arrived_at_x) as f32;
-        let index = self.q.index(up.router as usize, dst, usize::from(up.col));
-        self.feedback.push(now, up.latency, index as u32, r + q_y);
-    }
-
-    fn advance(&mut self, now: u64) {
-        let rates = Rates {
-            alpha: self.shared.alpha,
-            beta: self.shared.alpha,
-        };
-        let (q, updates) = (&mut self.q, &mut self.updates);
-        self.feedback.deliver(now, |index, target| {
-            rates.update(q.at_mut(index as usize), target);
-            *updates += 1;
-        });
-    }
-
-    fn set_learning(&mut self, on: bool) {
-        self.learning = on;
-    }
-
-    fn as_any(&self) -> Option<&dyn Any> {
-        Some(self)
+        Some(Feedback {
+            latency: up.latency,
+            index: q.index(up.router as usize, dst, usize::from(up.col)),
+            q_y,
+        })
     }
 }
 
