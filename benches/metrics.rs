@@ -6,7 +6,7 @@ use std::path::Path;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use fabricopt::problem_file::LoadedProblem;
-use fabricopt::topology::Topology;
+use fabricopt::topology::{Topology, TopologyConfig};
 use fabricopt::topology::metrics::{self, MetricsOptions, bisection, edge_connectivity, summarize};
 
 fn load(name: &str) -> (Topology, MetricsOptions) {
@@ -75,5 +75,39 @@ fn exanest_8192(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, dragonfly_1056, exanest_128, exanest_8192);
+/// Bisection alone on the graphs that show how it scales: random regular graphs (no symmetry
+/// to use) from 264 to 8,192 routers, and a 32x16x16 torus whose symmetry it uses.
+fn bisection_scaling(c: &mut Criterion) {
+    let mut group = c.benchmark_group("bisection");
+    group.sample_size(10);
+    for (label, spec) in [
+        ("jellyfish-264-15", "jellyfish:routers=264,degree=15,seed=3"),
+        ("torus-32x16x16", "torus:32x16x16"),
+        ("jellyfish-8192-8", "jellyfish:routers=8192,degree=8,seed=4"),
+        ("jellyfish-8192-16", "jellyfish:routers=8192,degree=16,seed=5"),
+    ] {
+        let topo = TopologyConfig::parse_spec(spec)
+            .expect("valid spec")
+            .build(Path::new("."), 1)
+            .expect("builds");
+        let graph = topo.router_graph();
+        let sym = topo
+            .symmetry
+            .as_ref()
+            .filter(|s| s.is_automorphism_of(&graph));
+        let opts = MetricsOptions::default();
+        group.bench_function(label, |b| {
+            b.iter(|| bisection(&graph, sym, &opts.bisection))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    dragonfly_1056,
+    exanest_128,
+    exanest_8192,
+    bisection_scaling
+);
 criterion_main!(benches);

@@ -510,7 +510,7 @@ mod tests {
     use crate::routing::paths::{PortGraph, terminals_per_router};
     use crate::routing::paths::{all_pairs_dependencies, walk_packet};
     use crate::topology::LinkParams;
-    use crate::topology::generators::{DragonflyArrangement, cartesian, dragonfly};
+    use crate::topology::generators::cartesian;
     use crate::topology::metrics::distances_from;
 
     fn cfg(algorithm: &str) -> RoutingConfig {
@@ -694,45 +694,6 @@ mod tests {
             *network.iter().max().unwrap(),
             8,
             "perfectly balanced: {network:?}"
-        );
-    }
-
-    #[test]
-    #[ignore = "timing; run with --release -- --ignored --nocapture"]
-    fn dfsssp_large_dragonfly_timing() {
-        let topo = dragonfly(
-            4,
-            8,
-            4,
-            33,
-            DragonflyArrangement::Absolute,
-            &LinkParams::default(),
-        )
-        .unwrap();
-        let t = std::time::Instant::now();
-        let r = Dfsssp::new(&topo, 2).unwrap(); // 2 VCs: rebalanced if 2 layers
-        println!(
-            "dfsssp on 264-router dragonfly: {} layers in {:?}",
-            r.num_layers(),
-            t.elapsed()
-        );
-        let load = channel_loads(&topo, &r.next_port);
-        let mean = load.iter().map(|&l| f64::from(l)).sum::<f64>()
-            / load.iter().filter(|&&l| l > 0).count() as f64;
-        println!(
-            "router-pair channel load: max {}, mean {mean:.1}",
-            load.iter().max().unwrap()
-        );
-        let t = std::time::Instant::now();
-        let graph = all_pairs_dependencies(&r, &topo, r.num_layers(), 20, false).unwrap();
-        let walked = t.elapsed();
-        let t = std::time::Instant::now();
-        assert!(graph.is_acyclic());
-        println!(
-            "all {} terminal pairs walked in {walked:?}; {} dependencies checked in {:?}",
-            topo.num_terminals() * (topo.num_terminals() - 1),
-            graph.num_dependencies(),
-            t.elapsed()
         );
     }
 }

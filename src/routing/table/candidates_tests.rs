@@ -361,27 +361,3 @@ fn bad_options_are_errors() {
     assert!(generate_candidates(&big, &CandidateOptions::default()).is_err());
 }
 
-#[test]
-#[ignore = "timing; run with --release -- --ignored --nocapture"]
-fn generation_timing() {
-    let lp = LinkParams::default();
-    for (name, topo) in [
-        ("mesh 4x4x4", mesh444()),
-        (
-            "dragonfly p4 a8 h4 g33",
-            dragonfly(4, 8, 4, 33, DragonflyArrangement::Absolute, &lp).unwrap(),
-        ),
-    ] {
-        let t = std::time::Instant::now();
-        let cands = generate_candidates(&topo, &CandidateOptions::default()).unwrap();
-        let el = t.elapsed();
-        let mut by_origin = std::collections::BTreeMap::new();
-        for o in cands.origins.iter().flatten() {
-            *by_origin.entry(format!("{o:?}")).or_insert(0usize) += 1;
-        }
-        println!(
-            "{name}: {} routers, {el:?}, {by_origin:?}",
-            topo.num_routers()
-        );
-    }
-}
