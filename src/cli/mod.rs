@@ -9,7 +9,6 @@ mod search_exanest;
 pub mod simulate;
 mod topo;
 
-use std::path::Path;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -80,15 +79,7 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
     })
 }
 
-/// Checks an output file option before the work that produces it (`--plot FILE`, ...).
-pub(crate) fn check_output_file(option: &str, path: &Path) -> anyhow::Result<()> {
-    crate::files::check_writable(path).map_err(|e| anyhow::anyhow!("{option}: {e}"))
-}
-
-/// Checks an output folder option (`--out DIR`, created when missing) before the work.
-pub(crate) fn check_output_dir(option: &str, dir: &Path) -> anyhow::Result<()> {
-    crate::files::check_dir_writable(dir).map_err(|e| anyhow::anyhow!("{option}: {e}"))
-}
+pub(crate) use crate::pipeline::{check_output_dir, check_output_file};
 
 fn one_line(message: &str) -> String {
     message.split_whitespace().collect::<Vec<_>>().join(" ")
