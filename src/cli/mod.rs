@@ -9,6 +9,7 @@ mod search_exanest;
 pub mod simulate;
 mod topo;
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -80,6 +81,15 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 }
 
 pub(crate) use crate::pipeline::{check_output_dir, check_output_file};
+
+/// Prints a report as pretty JSON with its keys in alphabetical order (through
+/// `serde_json::Value`), as the commands whose reports were built as JSON maps always did.
+pub(crate) fn print_json_sorted<T: serde::Serialize>(report: &T) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer_pretty(&mut out, &serde_json::to_value(report)?)?;
+    writeln!(out)?;
+    Ok(())
+}
 
 fn one_line(message: &str) -> String {
     message.split_whitespace().collect::<Vec<_>>().join(" ")

@@ -162,15 +162,6 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
     }
 }
 
-/// Prints a report as pretty JSON with its keys in alphabetical order (through
-/// `serde_json::Value`), as the commands whose reports were built as JSON maps always did.
-pub(crate) fn print_json_sorted<T: serde::Serialize>(report: &T) -> Result<()> {
-    let mut out = std::io::stdout().lock();
-    serde_json::to_writer_pretty(&mut out, &serde_json::to_value(report)?)?;
-    writeln!(out)?;
-    Ok(())
-}
-
 /// One routing: the report as JSON or a table per load, the saturation summary and the bound.
 fn print_sweep(args: &SimulateArgs, report: &SimulateReport) -> Result<()> {
     let scale = report.normalised;
@@ -305,7 +296,7 @@ fn print_compare(args: &SimulateArgs, report: &CompareReport) -> Result<()> {
         .map(|r| r.routing.as_str())
         .collect();
     if args.json {
-        print_json_sorted(report)?;
+        super::print_json_sorted(report)?;
         return deadlock_exit(args, deadlocked.len(), &deadlocked.join(", "));
     }
     let mut out = std::io::stdout().lock();
