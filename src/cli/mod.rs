@@ -80,7 +80,7 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
     })
 }
 
-pub(crate) use crate::pipeline::{check_output_dir, check_output_file};
+pub(crate) use crate::pipeline::check_output_file;
 
 /// Prints a report as pretty JSON with its keys in alphabetical order (through
 /// `serde_json::Value`), as the commands whose reports were built as JSON maps always did.
