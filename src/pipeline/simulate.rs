@@ -209,7 +209,7 @@ pub struct RoutingCurve {
 /// What [`run`] returns: one routing's report, or the comparison of several.
 #[derive(Clone, Debug)]
 pub enum SimulateOutcome {
-    Sweep(SimulateReport),
+    Sweep(Box<SimulateReport>),
     Compare(CompareReport),
 }
 
@@ -492,7 +492,7 @@ pub fn run(
         timeline_plot(path, &setup.name, &[(name.as_str(), &points)])?;
         observer.wrote(path);
     }
-    Ok(SimulateOutcome::Sweep(SimulateReport {
+    Ok(SimulateOutcome::Sweep(Box::new(SimulateReport {
         problem: setup.name.clone(),
         topology: setup.topo.name.clone(),
         routing: name,
@@ -514,7 +514,7 @@ pub fn run(
         deadlock_caveat: setup.routing.deadlock_caveat(),
         bound,
         terminals: setup.topo.num_terminals(),
-    }))
+    })))
 }
 
 /// `compare`: one sweep per routing.
