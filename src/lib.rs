@@ -11,6 +11,7 @@ pub mod export;
 pub mod files;
 pub mod learn;
 pub mod params;
+pub mod pipeline;
 pub mod problem_file;
 pub mod registry;
 pub mod routing;

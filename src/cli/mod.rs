@@ -9,7 +9,7 @@ mod search_exanest;
 pub mod simulate;
 mod topo;
 
-use std::path::Path;
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -80,14 +80,15 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
     })
 }
 
-/// Checks an output file option before the work that produces it (`--plot FILE`, ...).
-pub(crate) fn check_output_file(option: &str, path: &Path) -> anyhow::Result<()> {
-    crate::files::check_writable(path).map_err(|e| anyhow::anyhow!("{option}: {e}"))
-}
+pub(crate) use crate::pipeline::check_output_file;
 
-/// Checks an output folder option (`--out DIR`, created when missing) before the work.
-pub(crate) fn check_output_dir(option: &str, dir: &Path) -> anyhow::Result<()> {
-    crate::files::check_dir_writable(dir).map_err(|e| anyhow::anyhow!("{option}: {e}"))
+/// Prints a report as pretty JSON with its keys in alphabetical order (through
+/// `serde_json::Value`), as the commands whose reports were built as JSON maps always did.
+pub(crate) fn print_json_sorted<T: serde::Serialize>(report: &T) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer_pretty(&mut out, &serde_json::to_value(report)?)?;
+    writeln!(out)?;
+    Ok(())
 }
 
 fn one_line(message: &str) -> String {

@@ -1,32 +1,15 @@
-//! `fabricopt routes evolve`: evolve a routing table for a problem's training traffic with
-//! the GA of `search::problems::routing_tables`, simulate the elite, compare with DOR and the
-//! LP bounds, and export the best table.
+//! `fabricopt routes evolve`: evolve a routing table for a problem's training traffic. The
+//! experiment is [`crate::pipeline::evolve`]; this file parses the arguments and prints its
+//! report.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 use clap::Args;
-use serde_json::{Value, json};
 
-use crate::bounds::{Bound, BoundKind, candidate_bound, routing_bound, single_path_bound};
-use crate::export::routes::{RoutesFormat, write_routes};
+use crate::pipeline::evolve::{EvolveOptions, EvolveReport};
 use crate::problem_file::LoadedProblem;
-use crate::registry::routing::build_routing;
-use crate::routing::RoutingFunction;
-use crate::routing::table::candidates::{CandidateOptions, MAX_BITS, generate_candidates};
-use crate::routing::table::io::TableMetadata;
-use crate::routing::table::load::RouterDemand;
-use crate::routing::table::route::{TableClasses, TableMode, TableRouting};
-use crate::routing::table::{CandidateSet, RoutingTable};
-use crate::search::algorithms::ga;
-use crate::search::problems::routing_tables::{
-    Aggregate, RoutingTableProblem, check_table_search_size,
-};
-use crate::search::{AlgorithmName, RunSettings, SearchProblem, Termination, run, run_seed};
-use crate::sim::{SimParams, simulate_point};
-use crate::topology::Topology;
-use crate::traffic::Traffic;
 
 #[derive(Args, Debug)]
 pub struct EvolveArgs {
@@ -66,356 +49,61 @@ pub struct EvolveArgs {
     pub quiet: bool,
 }
 
-/// Simulated figures of one table at the training loads.
-#[derive(Clone, Debug, serde::Serialize)]
-struct Simulated {
-    load: f64,
-    latency_avg: f64,
-    accepted: f64,
-    saturated: bool,
-}
-
-/// Latency with a graded penalty for saturation: a saturated point costs its latency plus
-/// 10,000 cycles times the share of the offered load it did not accept.
-fn simulated_cost(points: &[Simulated]) -> f64 {
-    points
-        .iter()
-        .map(|p| {
-            let missing = if p.saturated && p.load > 0.0 {
-                (1.0 - p.accepted / p.load).max(0.0)
-            } else {
-                0.0
-            };
-            p.latency_avg + 1e4 * missing
-        })
-        .sum::<f64>()
-        / points.len().max(1) as f64
-}
-
-fn simulate(
-    topo: &Topology,
-    routing: &dyn RoutingFunction,
-    traffic: &Traffic,
-    params: &SimParams,
-    seed: u64,
-    loads: &[f64],
-) -> Result<Vec<Simulated>> {
-    loads
-        .iter()
-        .map(|&load| {
-            // Common random numbers: every table sees the same packets.
-            let p = simulate_point(
-                topo,
-                routing,
-                traffic.with_load(0, load)?,
-                params,
-                seed,
-                load,
-            );
-            Ok(Simulated {
-                load,
-                latency_avg: p.latency_avg,
-                accepted: p.accepted,
-                // A deadlocked point is at least as bad as a saturated one.
-                saturated: p.status != crate::sim::PointStatus::Ok,
-            })
-        })
-        .collect()
-}
-
-/// Per-pattern bounds combined like the fitness: the worst (or mean) of lower bounds is a
-/// lower bound of the worst (or mean) max load.
-fn combine(bounds: &[Bound], aggregate: Aggregate) -> (f64, bool, String) {
-    let exact = bounds.iter().all(|b| matches!(b.kind, BoundKind::Exact));
-    let value = aggregate.apply(&bounds.iter().map(|b| b.max_load).collect::<Vec<_>>());
-    (value, exact, bounds[0].method.clone())
-}
-
 pub fn run_evolve(args: &EvolveArgs) -> Result<()> {
     let mut loaded = LoadedProblem::read(&args.problem)?;
     if let Some(seed) = args.seed {
         loaded.problem.seed = seed;
     }
-    let path = loaded.path.clone();
-    let in_file = |e: crate::Error| e.in_file(&path);
-    let p = &loaded.problem;
-    let mut cfg = p.evolve.clone().unwrap_or_default();
-    if let Some(n) = args.population {
-        crate::search::config::check_population("--population", n, 4)?;
-        cfg.population = n;
-    }
-    if let Some(g) = args.generations {
-        crate::search::config::generations_budget("--generations", cfg.population, g)?;
-        cfg.generations = g;
-    }
-    if let Some(h) = args.hill_climb {
-        cfg.hill_climb = h;
-    }
-    let ga_options = cfg.ga_options().map_err(in_file)?;
-    let topo = loaded.build_topology()?;
-    // Out-of-range bits are reported by the candidate generator, naming the field.
-    check_table_search_size(&topo, cfg.bits.min(MAX_BITS)).map_err(in_file)?;
-    if p.traffic.is_empty() {
-        bail!(
-            "{}: traffic: at least one [[traffic]] table (the training pattern) is required",
-            path.display()
-        );
-    }
-    let params = p.simulation.resolve().map_err(in_file)?;
-    let traffic = loaded.build_traffic(&topo, &params)?;
-    let memory = crate::sim::machine_memory();
-    // Each pattern is read as a dense terminal-pair matrix below.
-    traffic.check_matrix_memory(memory).map_err(in_file)?;
-    params.check_traffic(&traffic).map_err(in_file)?;
-    // The baseline, and the elite when asked, are simulated one load point at a time: refused
-    // now, before the GA, if one point cannot fit in this machine's memory.
-    if let Some(memory) = memory {
-        crate::sim::check_memory(&topo, &params, 1, memory).map_err(in_file)?;
-    }
-    let demands: Vec<RouterDemand> = (0..p.traffic.len())
-        .map(|c| RouterDemand::from_terminal_matrix(&topo, &traffic.traffic_matrix(c)))
-        .collect();
-    let cands: CandidateSet = generate_candidates(
-        &topo,
-        &CandidateOptions {
-            bits: cfg.bits,
-            seed: p.seed,
-            // Consider as many k-shortest paths as there are candidate slots.
-            yen_k: 1 << cfg.bits,
-            ..CandidateOptions::default()
-        },
-    )
-    .map_err(in_file)?;
-    let problem = if cfg.destination_based {
-        RoutingTableProblem::destination_based(topo.clone(), demands, cfg.operators())
-    } else {
-        RoutingTableProblem::with_candidates(topo.clone(), cands.clone(), demands, cfg.operators())
-    }
-    .map_err(in_file)?;
-    crate::search::config::check_population_memory(
-        "evolve.population",
-        cfg.population,
-        problem.num_genes(),
-    )
-    .map_err(in_file)?;
-    let name = p.name.clone().unwrap_or_else(|| topo.name.clone());
-    let out_dir = args
-        .out
-        .clone()
-        .unwrap_or_else(|| Path::new("populations").join(format!("{name}-evolve")));
-    super::check_output_dir("--out", &out_dir)?;
-    let settings = RunSettings {
-        algorithm: AlgorithmName::Ga,
-        population: cfg.population,
-        termination: Termination::Generations(cfg.generations),
-        seed: run_seed(p.seed, 0),
-        reference_point: problem.reference_point(),
-        checkpoint_dir: (!args.no_checkpoint).then(|| out_dir.join("ga-run0")),
+    let options = EvolveOptions {
+        generations: args.generations,
+        population: args.population,
+        hill_climb: args.hill_climb,
+        out: args.out.clone(),
         resume: args.resume,
         force: args.force,
-        // Everything the run and its table depend on, after defaults and overrides.
-        config: json!({
-            "name": p.name,
-            "seed": p.seed,
-            "topology": p.topology,
-            "routing": p.routing,
-            "traffic": p.traffic,
-            "simulation": p.simulation,
-            "evolve": cfg,
-        }),
+        no_checkpoint: args.no_checkpoint,
         progress: !args.quiet,
-        label: "GA".into(),
-        archive_limit: Some(0),
-        ga: ga_options,
     };
-    let outcome = run(&problem, &settings)?;
-
-    // The elite: distinct genomes of the final population, best analytical fitness first.
-    let order = ga::ranking(&outcome.population);
-    let mut elite: Vec<&Vec<u8>> = Vec::new();
-    for &i in &order {
-        let g = &outcome.population[i].genome;
-        if !elite.contains(&g) {
-            elite.push(g);
-        }
-        if elite.len() >= cfg.simulate_elite.max(1) {
-            break;
-        }
-    }
-    let loads: Vec<f64> = if cfg.training_loads.is_empty() {
-        vec![traffic.nominal_load(0)]
-    } else {
-        cfg.training_loads.clone()
-    };
-    // Checked only when tables are simulated (the VC classes matter nowhere else).
-    let classes = if cfg.simulate_elite > 0 {
-        TableClasses::resolve(&topo, params.num_vcs, None, None, None).map_err(in_file)?
-    } else {
-        TableClasses::defaults(&topo, params.num_vcs)
-    };
-    let table_routing = |table: RoutingTable| -> Result<TableRouting> {
-        Ok(TableRouting::new(
-            &topo,
-            table,
-            TableMode::Hierarchy(classes.clone()),
-        )?)
-    };
-    let mut best_index = 0;
-    let mut elite_sims: Vec<Vec<Simulated>> = Vec::new();
-    if cfg.simulate_elite > 0 {
-        for g in &elite {
-            let routing = table_routing(problem.table(g))?;
-            elite_sims.push(simulate(
-                &topo, &routing, &traffic, &params, p.seed, &loads,
-            )?);
-        }
-        best_index = (0..elite.len())
-            .min_by(|&a, &b| {
-                simulated_cost(&elite_sims[a]).total_cmp(&simulated_cost(&elite_sims[b]))
-            })
-            .unwrap_or(0);
-    }
-    let best_genome = elite[best_index].clone();
-    let best_table = problem.table(&best_genome);
-    let dor_table = problem.table(&problem.dor_genome());
-    let best_loads = problem.pattern_loads(&best_table);
-    let dor_loads = problem.pattern_loads(&dor_table);
-    let best_load = cfg.aggregate.apply(&best_loads);
-    let dor_load = cfg.aggregate.apply(&dor_loads);
-
-    let cand_bounds: Vec<Bound> = problem
-        .demands()
-        .iter()
-        .map(|d| candidate_bound(&topo, &cands, d))
-        .collect::<crate::Result<_>>()
-        .map_err(in_file)?;
-    let all_bounds: Vec<Bound> = problem
-        .demands()
-        .iter()
-        .map(|d| routing_bound(&topo, d))
-        .collect::<crate::Result<_>>()
-        .map_err(in_file)?;
-    let (lp_bound, _, _) = combine(&cand_bounds, cfg.aggregate);
-    let (any_lp_bound, _, _) = combine(&all_bounds, cfg.aggregate);
-    let round = |bounds: &[Bound]| -> Vec<Bound> {
-        bounds
-            .iter()
-            .zip(problem.demands())
-            .map(|(b, d)| single_path_bound(&topo, d, b))
-            .collect()
-    };
-    let (bound, bound_exact, bound_method) = combine(&round(&cand_bounds), cfg.aggregate);
-    let (any_bound, any_exact, any_method) = combine(&round(&all_bounds), cfg.aggregate);
-
-    let mut baseline_cfg = p
-        .routing
-        .clone()
-        .unwrap_or_else(|| crate::routing::RoutingConfig::new("dor"));
-    baseline_cfg.apply_preset(&params.preset, &topo);
-    let baseline = build_routing(&baseline_cfg, &topo, params.num_vcs).map_err(in_file)?;
-    let baseline_sim = simulate(&topo, baseline.as_ref(), &traffic, &params, p.seed, &loads)?;
-    let best_sim = if cfg.simulate_elite > 0 {
-        elite_sims[best_index].clone()
-    } else {
-        Vec::new()
-    };
-
-    // On its own (one VC, no hierarchy) the table is deadlock-free iff its channel
-    // dependencies are acyclic; the hierarchy makes it safe either way.
-    let cycle = crate::routing::table::deps::is_deadlock_free_single_vc(&topo, &best_table).err();
-
-    // Exports of the best table.
-    std::fs::create_dir_all(&out_dir).map_err(|e| crate::Error::io(&out_dir, e))?;
-    let mut meta = TableMetadata {
-        topology: topo.name.clone(),
-        ..Default::default()
-    };
-    for (k, v) in [
-        ("algorithm", json!("ga")),
-        ("problem", json!(name)),
-        ("seed", json!(p.seed)),
-        ("max_channel_load", json!(best_load)),
-        ("dor_max_channel_load", json!(dor_load)),
-        ("bound", json!(bound)),
-        ("vc_classes", json!(format!("{classes:?}"))),
-    ] {
-        meta.metadata.insert(k.into(), v);
-    }
-    let mut formats = vec![RoutesFormat::Json, RoutesFormat::Csv, RoutesFormat::Paths];
-    if best_table.is_destination_based() {
-        formats.push(RoutesFormat::Lft);
-    }
-    let mut written = Vec::new();
-    for f in formats {
-        let file = out_dir.join(format!("best.{}", f.extension()));
-        write_routes(&topo, &best_table, &meta, f, &file)?;
-        written.push(file.display().to_string());
-    }
-
-    let kind = |exact: bool| if exact { "exact" } else { "approximate" };
-    let report = json!({
-        "problem": name,
-        "seed": p.seed,
-        "generations": outcome.generations,
-        "evaluations": outcome.evaluations,
-        "seconds": outcome.elapsed.as_secs_f64(),
-        "genome": if cfg.destination_based { "destination-based" } else { "candidate paths" },
-        "candidates_per_pair": cands.per_pair(),
-        "max_channel_load": best_load,
-        "max_channel_load_per_pattern": best_loads,
-        "throughput_bound": 1.0 / best_load,
-        "baseline_max_channel_load": dor_load,
-        "baseline_max_channel_load_per_pattern": dor_loads,
-        "bound": bound,
-        "bound_kind": kind(bound_exact),
-        "bound_lp_relaxation": lp_bound,
-        "routing_bound_lp_relaxation": any_lp_bound,
-        "bound_method": bound_method,
-        "fraction_of_bound": bound / best_load,
-        "routing_bound": any_bound,
-        "routing_bound_kind": kind(any_exact),
-        "routing_bound_method": any_method,
-        "deadlock_free_alone": cycle.is_none(),
-        "dependency_cycle": cycle.as_ref().map(|c| c.iter().map(|vc| vc.channel).collect::<Vec<_>>()),
-        "simulated_loads": loads,
-        "simulated": best_sim,
-        "baseline_simulated": baseline_sim,
-        "elite_simulated_costs": elite_sims.iter().map(|s| simulated_cost(s)).collect::<Vec<_>>(),
-        "history": outcome.history.iter().map(|r| json!({"generation": r.generation, "best": settings.reference_point[0] - r.hypervolume})).collect::<Vec<Value>>(),
-        "exports": written,
-    });
-    let mut out = std::io::stdout().lock();
+    let report = crate::pipeline::evolve::run_evolve(&loaded, &options)?;
     if args.json {
-        serde_json::to_writer_pretty(&mut out, &report)?;
-        writeln!(out)?;
-        return Ok(());
+        return super::print_json_sorted(&report);
     }
+    print_text(&report)
+}
+
+fn print_text(r: &EvolveReport) -> Result<()> {
+    let mut out = std::io::stdout().lock();
     writeln!(
         out,
-        "{name}: GA over {} generations ({} evaluations, {:.1} s), {} candidates per pair",
-        outcome.generations,
-        outcome.evaluations,
-        outcome.elapsed.as_secs_f64(),
-        cands.per_pair()
+        "{}: GA over {} generations ({} evaluations, {:.1} s), {} candidates per pair",
+        r.problem, r.generations, r.evaluations, r.seconds, r.candidates_per_pair
     )?;
     writeln!(
         out,
-        "max channel load per unit load: evolved {best_load:.4} (throughput bound {:.4}), DOR {dor_load:.4} ({:.4})",
-        1.0 / best_load,
-        1.0 / dor_load
+        "max channel load per unit load: evolved {:.4} (throughput bound {:.4}), DOR {:.4} ({:.4})",
+        r.max_channel_load,
+        1.0 / r.max_channel_load,
+        r.baseline_max_channel_load,
+        1.0 / r.baseline_max_channel_load
     )?;
     writeln!(
         out,
-        "lower bound over the candidate paths: {bound:.4} ({}, {bound_method}; LP relaxation {lp_bound:.4}); evolved table at {:.1}% of it",
-        kind(bound_exact),
-        100.0 * bound / best_load
+        "lower bound over the candidate paths: {:.4} ({}, {}; LP relaxation {:.4}); evolved table at {:.1}% of it",
+        r.bound,
+        r.bound_kind,
+        r.bound_method,
+        r.bound_lp_relaxation,
+        100.0 * r.bound / r.max_channel_load
     )?;
     writeln!(
         out,
-        "lower bound over all single-path routings: {any_bound:.4} ({}, {any_method}; LP relaxation {any_lp_bound:.4})",
-        kind(any_exact)
+        "lower bound over all single-path routings: {:.4} ({}, {}; LP relaxation {:.4})",
+        r.routing_bound,
+        r.routing_bound_kind,
+        r.routing_bound_method,
+        r.routing_bound_lp_relaxation
     )?;
-    match &cycle {
+    match &r.dependency_cycle {
         None => writeln!(
             out,
             "the evolved table alone (one VC) has no cyclic channel dependency"
@@ -425,10 +113,13 @@ pub fn run_evolve(args: &EvolveArgs) -> Result<()> {
             "the evolved table alone has a cyclic channel dependency through {} channels ({:?}...); \
              the VC hierarchy keeps it deadlock-free",
             c.len(),
-            c.iter().take(6).map(|vc| vc.channel).collect::<Vec<_>>()
+            c.iter().take(6).collect::<Vec<_>>()
         )?,
     }
-    for (label, sims) in [("evolved", &best_sim), ("baseline", &baseline_sim)] {
+    for (label, sims) in [
+        ("evolved", &r.simulated),
+        ("baseline", &r.baseline_simulated),
+    ] {
         for s in sims.iter() {
             writeln!(
                 out,
@@ -440,6 +131,6 @@ pub fn run_evolve(args: &EvolveArgs) -> Result<()> {
             )?;
         }
     }
-    writeln!(out, "wrote {}", written.join(", "))?;
+    writeln!(out, "wrote {}", r.exports.join(", "))?;
     Ok(())
 }

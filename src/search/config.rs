@@ -4,26 +4,95 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::search::AlgorithmName;
+use crate::search::algorithms::Objectives;
 
-/// Which algorithms a search runs (`algorithm = "both"` runs NSGA-II then SMS-EMOA).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+/// Which algorithms a search runs: one multi-objective algorithm of the registry
+/// ([`AlgorithmName`] with [`Objectives::Multi`]) by its name or an alias, or `both`, which
+/// runs NSGA-II then SMS-EMOA.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AlgorithmChoice {
-    #[default]
-    #[serde(rename = "nsga2", alias = "nsga-ii")]
-    Nsga2,
-    #[serde(rename = "sms-emoa", alias = "smsemoa")]
-    SmsEmoa,
-    #[serde(rename = "both")]
+    One(AlgorithmName),
     Both,
 }
 
+impl Default for AlgorithmChoice {
+    fn default() -> Self {
+        AlgorithmChoice::One(AlgorithmName::Nsga2)
+    }
+}
+
 impl AlgorithmChoice {
+    /// The name of `both` in problem files and on the command line.
+    pub const BOTH: &str = "both";
+    /// What `both` runs.
+    pub const BOTH_DESCRIPTION: &str = "NSGA-II, then SMS-EMOA";
+
     pub fn algorithms(self) -> Vec<AlgorithmName> {
         match self {
-            AlgorithmChoice::Nsga2 => vec![AlgorithmName::Nsga2],
-            AlgorithmChoice::SmsEmoa => vec![AlgorithmName::SmsEmoa],
+            AlgorithmChoice::One(a) => vec![a],
             AlgorithmChoice::Both => vec![AlgorithmName::Nsga2, AlgorithmName::SmsEmoa],
         }
+    }
+
+    /// The algorithms a search may run alone: the multi-objective ones of the registry.
+    pub fn offered() -> impl Iterator<Item = AlgorithmName> {
+        AlgorithmName::ALL
+            .iter()
+            .copied()
+            .filter(|a| a.objectives() == Objectives::Multi)
+    }
+
+    /// The choice called `name` (an offered algorithm's name or alias, or `both`).
+    pub fn from_name(name: &str) -> Option<AlgorithmChoice> {
+        if name == Self::BOTH {
+            return Some(AlgorithmChoice::Both);
+        }
+        AlgorithmName::from_name(name)
+            .filter(|a| a.objectives() == Objectives::Multi)
+            .map(AlgorithmChoice::One)
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            AlgorithmChoice::One(a) => a.name(),
+            AlgorithmChoice::Both => Self::BOTH,
+        }
+    }
+
+    /// Every accepted spelling, as a derived enum lists them in errors: each algorithm's
+    /// names in alphabetical order, then `both`.
+    fn spellings() -> &'static [&'static str] {
+        static SPELLINGS: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+        SPELLINGS.get_or_init(|| {
+            let mut all = Vec::new();
+            for a in Self::offered() {
+                let mut names: Vec<&'static str> = a.aliases().to_vec();
+                names.push(a.name());
+                names.sort_unstable();
+                all.extend(names);
+            }
+            all.push(Self::BOTH);
+            all
+        })
+    }
+}
+
+impl Serialize for AlgorithmChoice {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for AlgorithmChoice {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> std::result::Result<Self, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        AlgorithmChoice::from_name(&name)
+            .ok_or_else(|| serde::de::Error::unknown_variant(&name, AlgorithmChoice::spellings()))
     }
 }
 

@@ -42,12 +42,21 @@ pub trait Algorithm<P: SearchProblem> {
     }
 }
 
+/// What an algorithm optimises: several objectives (offered by `search`) or the first one
+/// only (the GA of `routes evolve`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Objectives {
+    Multi,
+    Single,
+}
+
 /// Declares the registry from one line per algorithm: the variant of [`AlgorithmName`], its
 /// name in problem files, checkpoints and output folders (then accepted aliases), its label in
-/// reports, its file (module) and type, constructed by `new(&RunSettings)`, and a one-line
-/// description.
+/// reports, its file (module) and type, constructed by `new(&RunSettings)`, what it optimises
+/// ([`Objectives`]: `Multi` ones are offered by `search`) and a one-line description (also the
+/// command line's help for its name).
 macro_rules! registry {
-    ($($variant:ident: $name:literal $(| $alias:literal)*, $label:literal, $module:ident::$type:ident, $doc:literal;)*) => {
+    ($($variant:ident: $name:literal $(| $alias:literal)*, $label:literal, $module:ident::$type:ident, $objectives:ident, $doc:literal;)*) => {
         $(pub mod $module;)*
 
         /// A registered algorithm, as named in problem files, checkpoints, output folders and
@@ -58,6 +67,9 @@ macro_rules! registry {
         }
 
         impl AlgorithmName {
+            /// Every registered algorithm, in registry order.
+            pub const ALL: &[AlgorithmName] = &[$(AlgorithmName::$variant,)*];
+
             /// The name in files, checkpoints and output folders (`nsga2`).
             pub fn name(self) -> &'static str {
                 match self {
@@ -65,10 +77,31 @@ macro_rules! registry {
                 }
             }
 
+            /// Other names accepted for it (`nsga-ii`).
+            pub fn aliases(self) -> &'static [&'static str] {
+                match self {
+                    $(AlgorithmName::$variant => &[$($alias),*],)*
+                }
+            }
+
             /// The name in reports and on the progress bar (`NSGA-II`).
             pub fn label(self) -> &'static str {
                 match self {
                     $(AlgorithmName::$variant => $label,)*
+                }
+            }
+
+            /// One line on what it does.
+            pub fn description(self) -> &'static str {
+                match self {
+                    $(AlgorithmName::$variant => $doc,)*
+                }
+            }
+
+            /// What it optimises.
+            pub fn objectives(self) -> Objectives {
+                match self {
+                    $(AlgorithmName::$variant => Objectives::$objectives,)*
                 }
             }
 
@@ -82,8 +115,18 @@ macro_rules! registry {
     };
 }
 
+impl AlgorithmName {
+    /// The algorithm called `name` or one of its aliases.
+    pub fn from_name(name: &str) -> Option<AlgorithmName> {
+        AlgorithmName::ALL
+            .iter()
+            .copied()
+            .find(|a| a.name() == name || a.aliases().contains(&name))
+    }
+}
+
 registry! {
-    Nsga2: "nsga2" | "nsga-ii", "NSGA-II", nsga2::Nsga2, "(mu + lambda) by fronts and crowding";
-    SmsEmoa: "sms-emoa" | "smsemoa", "SMS-EMOA", sms_emoa::SmsEmoa, "(mu + 1) by hypervolume";
-    Ga: "ga", "GA", ga::Ga, "single-objective GA with elitism (routing tables)";
+    Nsga2: "nsga2" | "nsga-ii", "NSGA-II", nsga2::Nsga2, Multi, "(mu + lambda) by fronts and crowding";
+    SmsEmoa: "sms-emoa" | "smsemoa", "SMS-EMOA", sms_emoa::SmsEmoa, Multi, "(mu + 1) by hypervolume";
+    Ga: "ga", "GA", ga::Ga, Single, "single-objective GA with elitism (routing tables)";
 }

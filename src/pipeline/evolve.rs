@@ -1,0 +1,441 @@
+//! The `routes evolve` experiment: evolve a routing table for a problem's training traffic
+//! with the GA of `search::problems::routing_tables`, simulate the elite, compare with the
+//! baseline routing (DOR) and the LP bounds, and export the best table. docs/formats.md,
+//! "`routes evolve --json`", describes [`EvolveReport`].
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Result, bail};
+use serde::Serialize;
+use serde_json::json;
+
+use super::check_output_dir;
+use crate::bounds::{Bound, BoundKind, candidate_bound, routing_bound, single_path_bound};
+use crate::export::routes::{RoutesFormat, write_routes};
+use crate::problem_file::LoadedProblem;
+use crate::registry::routing::build_routing;
+use crate::routing::RoutingFunction;
+use crate::routing::table::candidates::{CandidateOptions, MAX_BITS, generate_candidates};
+use crate::routing::table::io::TableMetadata;
+use crate::routing::table::load::RouterDemand;
+use crate::routing::table::route::{TableClasses, TableMode, TableRouting};
+use crate::routing::table::{CandidateSet, RoutingTable};
+use crate::search::algorithms::ga;
+use crate::search::problems::routing_tables::{
+    Aggregate, RoutingTableProblem, check_table_search_size,
+};
+use crate::search::{AlgorithmName, RunSettings, SearchProblem, Termination, run, run_seed};
+use crate::sim::{SimParams, simulate_point};
+use crate::topology::Topology;
+use crate::traffic::Traffic;
+
+/// How to evolve: the command line's choices (`None` = the problem file's `[evolve]`).
+#[derive(Clone, Debug, Default)]
+pub struct EvolveOptions {
+    /// Overrides `evolve.generations`, `evolve.population` and `evolve.hill_climb`.
+    pub generations: Option<usize>,
+    pub population: Option<usize>,
+    pub hill_climb: Option<f64>,
+    /// Output folder (default `populations/<name>-evolve`).
+    pub out: Option<PathBuf>,
+    /// Continue from the checkpoint; `force` even if the configuration changed.
+    pub resume: bool,
+    pub force: bool,
+    /// Do not write a checkpoint after each generation.
+    pub no_checkpoint: bool,
+    /// Show the progress bar.
+    pub progress: bool,
+}
+
+/// What `routes evolve` found. Printed as JSON with its keys in alphabetical order. Channel
+/// loads are per unit of offered load (flits per cycle on the busiest channel when every
+/// terminal offers 1 flit per cycle of the pattern), combined over the training patterns by
+/// `evolve.aggregate`.
+#[derive(Clone, Debug, Serialize)]
+pub struct EvolveReport {
+    pub problem: String,
+    pub seed: u64,
+    pub generations: usize,
+    pub evaluations: usize,
+    /// Wall-clock seconds of the GA.
+    pub seconds: f64,
+    /// `destination-based` or `candidate paths`.
+    pub genome: &'static str,
+    pub candidates_per_pair: usize,
+    /// The best table's max channel load, combined and per pattern.
+    pub max_channel_load: f64,
+    pub max_channel_load_per_pattern: Vec<f64>,
+    /// `1 / max_channel_load`.
+    pub throughput_bound: f64,
+    /// The same for the DOR table.
+    pub baseline_max_channel_load: f64,
+    pub baseline_max_channel_load_per_pattern: Vec<f64>,
+    /// Lower bound on the max channel load of any single-path table over the candidate paths,
+    /// its kind (`exact` / `approximate`), method and LP relaxation.
+    pub bound: f64,
+    pub bound_kind: &'static str,
+    pub bound_method: String,
+    pub bound_lp_relaxation: f64,
+    /// `bound / max_channel_load`.
+    pub fraction_of_bound: f64,
+    /// The same bound over all single-path routings.
+    pub routing_bound: f64,
+    pub routing_bound_kind: &'static str,
+    pub routing_bound_method: String,
+    pub routing_bound_lp_relaxation: f64,
+    /// Whether the best table alone (one VC) has acyclic channel dependencies; if not, the
+    /// channels of one dependency cycle.
+    pub deadlock_free_alone: bool,
+    pub dependency_cycle: Option<Vec<usize>>,
+    /// The training loads the tables were simulated at.
+    pub simulated_loads: Vec<f64>,
+    /// The best table simulated (empty unless `evolve.simulate_elite` > 0), and the baseline
+    /// routing.
+    pub simulated: Vec<Simulated>,
+    pub baseline_simulated: Vec<Simulated>,
+    /// Simulated cost of each elite table (mean latency plus the saturation penalty).
+    pub elite_simulated_costs: Vec<f64>,
+    /// Best analytical fitness after each generation.
+    pub history: Vec<HistoryPoint>,
+    /// The files of the best table.
+    pub exports: Vec<String>,
+}
+
+/// The best fitness (max channel load) after a generation.
+#[derive(Clone, Debug, Serialize)]
+pub struct HistoryPoint {
+    pub generation: usize,
+    pub best: f64,
+}
+
+/// Simulated figures of one table at the training loads.
+#[derive(Clone, Debug, Serialize)]
+pub struct Simulated {
+    pub load: f64,
+    /// Average packet latency, cycles.
+    pub latency_avg: f64,
+    /// Flits per terminal per cycle.
+    pub accepted: f64,
+    /// Saturated or deadlocked.
+    pub saturated: bool,
+}
+
+/// Latency with a graded penalty for saturation: a saturated point costs its latency plus
+/// 10,000 cycles times the share of the offered load it did not accept.
+fn simulated_cost(points: &[Simulated]) -> f64 {
+    points
+        .iter()
+        .map(|p| {
+            let missing = if p.saturated && p.load > 0.0 {
+                (1.0 - p.accepted / p.load).max(0.0)
+            } else {
+                0.0
+            };
+            p.latency_avg + 1e4 * missing
+        })
+        .sum::<f64>()
+        / points.len().max(1) as f64
+}
+
+fn simulate(
+    topo: &Topology,
+    routing: &dyn RoutingFunction,
+    traffic: &Traffic,
+    params: &SimParams,
+    seed: u64,
+    loads: &[f64],
+) -> Result<Vec<Simulated>> {
+    loads
+        .iter()
+        .map(|&load| {
+            // Common random numbers: every table sees the same packets.
+            let p = simulate_point(
+                topo,
+                routing,
+                traffic.with_load(0, load)?,
+                params,
+                seed,
+                load,
+            );
+            Ok(Simulated {
+                load,
+                latency_avg: p.latency_avg,
+                accepted: p.accepted,
+                // A deadlocked point is at least as bad as a saturated one.
+                saturated: p.status != crate::sim::PointStatus::Ok,
+            })
+        })
+        .collect()
+}
+
+/// Per-pattern bounds combined like the fitness: the worst (or mean) of lower bounds is a
+/// lower bound of the worst (or mean) max load.
+fn combine(bounds: &[Bound], aggregate: Aggregate) -> (f64, bool, String) {
+    let exact = bounds.iter().all(|b| matches!(b.kind, BoundKind::Exact));
+    let value = aggregate.apply(&bounds.iter().map(|b| b.max_load).collect::<Vec<_>>());
+    (value, exact, bounds[0].method.clone())
+}
+
+/// Evolves a table for `loaded` (its seed already final) as `options` say; writes the
+/// checkpoint and the best table's exports, and returns the report.
+pub fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Result<EvolveReport> {
+    let path = loaded.path.clone();
+    let in_file = |e: crate::Error| e.in_file(&path);
+    let p = &loaded.problem;
+    let mut cfg = p.evolve.clone().unwrap_or_default();
+    if let Some(n) = options.population {
+        crate::search::config::check_population("--population", n, 4)?;
+        cfg.population = n;
+    }
+    if let Some(g) = options.generations {
+        crate::search::config::generations_budget("--generations", cfg.population, g)?;
+        cfg.generations = g;
+    }
+    if let Some(h) = options.hill_climb {
+        cfg.hill_climb = h;
+    }
+    let ga_options = cfg.ga_options().map_err(in_file)?;
+    let topo = loaded.build_topology()?;
+    // Out-of-range bits are reported by the candidate generator, naming the field.
+    check_table_search_size(&topo, cfg.bits.min(MAX_BITS)).map_err(in_file)?;
+    if p.traffic.is_empty() {
+        bail!(
+            "{}: traffic: at least one [[traffic]] table (the training pattern) is required",
+            path.display()
+        );
+    }
+    let params = p.simulation.resolve().map_err(in_file)?;
+    let traffic = loaded.build_traffic(&topo, &params)?;
+    let memory = crate::sim::machine_memory();
+    // Each pattern is read as a dense terminal-pair matrix below.
+    traffic.check_matrix_memory(memory).map_err(in_file)?;
+    params.check_traffic(&traffic).map_err(in_file)?;
+    // The baseline, and the elite when asked, are simulated one load point at a time: refused
+    // now, before the GA, if one point cannot fit in this machine's memory.
+    if let Some(memory) = memory {
+        crate::sim::check_memory(&topo, &params, 1, memory).map_err(in_file)?;
+    }
+    let demands: Vec<RouterDemand> = (0..p.traffic.len())
+        .map(|c| RouterDemand::from_terminal_matrix(&topo, &traffic.traffic_matrix(c)))
+        .collect();
+    let cands: CandidateSet = generate_candidates(
+        &topo,
+        &CandidateOptions {
+            bits: cfg.bits,
+            seed: p.seed,
+            // Consider as many k-shortest paths as there are candidate slots.
+            yen_k: 1 << cfg.bits,
+            ..CandidateOptions::default()
+        },
+    )
+    .map_err(in_file)?;
+    let problem = if cfg.destination_based {
+        RoutingTableProblem::destination_based(topo.clone(), demands, cfg.operators())
+    } else {
+        RoutingTableProblem::with_candidates(topo.clone(), cands.clone(), demands, cfg.operators())
+    }
+    .map_err(in_file)?;
+    crate::search::config::check_population_memory(
+        "evolve.population",
+        cfg.population,
+        problem.num_genes(),
+    )
+    .map_err(in_file)?;
+    let name = p.name.clone().unwrap_or_else(|| topo.name.clone());
+    let out_dir = options
+        .out
+        .clone()
+        .unwrap_or_else(|| Path::new("populations").join(format!("{name}-evolve")));
+    check_output_dir("--out", &out_dir)?;
+    let settings = RunSettings {
+        algorithm: AlgorithmName::Ga,
+        population: cfg.population,
+        termination: Termination::Generations(cfg.generations),
+        seed: run_seed(p.seed, 0),
+        reference_point: problem.reference_point(),
+        checkpoint_dir: (!options.no_checkpoint).then(|| out_dir.join("ga-run0")),
+        resume: options.resume,
+        force: options.force,
+        // Everything the run and its table depend on, after defaults and overrides.
+        config: json!({
+            "name": p.name,
+            "seed": p.seed,
+            "topology": p.topology,
+            "routing": p.routing,
+            "traffic": p.traffic,
+            "simulation": p.simulation,
+            "evolve": cfg,
+        }),
+        progress: options.progress,
+        label: "GA".into(),
+        archive_limit: Some(0),
+        ga: ga_options,
+    };
+    let outcome = run(&problem, &settings)?;
+
+    // The elite: distinct genomes of the final population, best analytical fitness first.
+    let order = ga::ranking(&outcome.population);
+    let mut elite: Vec<&Vec<u8>> = Vec::new();
+    for &i in &order {
+        let g = &outcome.population[i].genome;
+        if !elite.contains(&g) {
+            elite.push(g);
+        }
+        if elite.len() >= cfg.simulate_elite.max(1) {
+            break;
+        }
+    }
+    let loads: Vec<f64> = if cfg.training_loads.is_empty() {
+        vec![traffic.nominal_load(0)]
+    } else {
+        cfg.training_loads.clone()
+    };
+    // Checked only when tables are simulated (the VC classes matter nowhere else).
+    let classes = if cfg.simulate_elite > 0 {
+        TableClasses::resolve(&topo, params.num_vcs, None, None, None).map_err(in_file)?
+    } else {
+        TableClasses::defaults(&topo, params.num_vcs)
+    };
+    let table_routing = |table: RoutingTable| -> Result<TableRouting> {
+        Ok(TableRouting::new(
+            &topo,
+            table,
+            TableMode::Hierarchy(classes.clone()),
+        )?)
+    };
+    let mut best_index = 0;
+    let mut elite_sims: Vec<Vec<Simulated>> = Vec::new();
+    if cfg.simulate_elite > 0 {
+        for g in &elite {
+            let routing = table_routing(problem.table(g))?;
+            elite_sims.push(simulate(
+                &topo, &routing, &traffic, &params, p.seed, &loads,
+            )?);
+        }
+        best_index = (0..elite.len())
+            .min_by(|&a, &b| {
+                simulated_cost(&elite_sims[a]).total_cmp(&simulated_cost(&elite_sims[b]))
+            })
+            .unwrap_or(0);
+    }
+    let best_genome = elite[best_index].clone();
+    let best_table = problem.table(&best_genome);
+    let dor_table = problem.table(&problem.dor_genome());
+    let best_loads = problem.pattern_loads(&best_table);
+    let dor_loads = problem.pattern_loads(&dor_table);
+    let best_load = cfg.aggregate.apply(&best_loads);
+    let dor_load = cfg.aggregate.apply(&dor_loads);
+
+    let cand_bounds: Vec<Bound> = problem
+        .demands()
+        .iter()
+        .map(|d| candidate_bound(&topo, &cands, d))
+        .collect::<crate::Result<_>>()
+        .map_err(in_file)?;
+    let all_bounds: Vec<Bound> = problem
+        .demands()
+        .iter()
+        .map(|d| routing_bound(&topo, d))
+        .collect::<crate::Result<_>>()
+        .map_err(in_file)?;
+    let (lp_bound, _, _) = combine(&cand_bounds, cfg.aggregate);
+    let (any_lp_bound, _, _) = combine(&all_bounds, cfg.aggregate);
+    let round = |bounds: &[Bound]| -> Vec<Bound> {
+        bounds
+            .iter()
+            .zip(problem.demands())
+            .map(|(b, d)| single_path_bound(&topo, d, b))
+            .collect()
+    };
+    let (bound, bound_exact, bound_method) = combine(&round(&cand_bounds), cfg.aggregate);
+    let (any_bound, any_exact, any_method) = combine(&round(&all_bounds), cfg.aggregate);
+
+    let mut baseline_cfg = p
+        .routing
+        .clone()
+        .unwrap_or_else(|| crate::routing::RoutingConfig::new("dor"));
+    baseline_cfg.apply_preset(&params.preset, &topo);
+    let baseline = build_routing(&baseline_cfg, &topo, params.num_vcs).map_err(in_file)?;
+    let baseline_sim = simulate(&topo, baseline.as_ref(), &traffic, &params, p.seed, &loads)?;
+    let best_sim = if cfg.simulate_elite > 0 {
+        elite_sims[best_index].clone()
+    } else {
+        Vec::new()
+    };
+
+    // On its own (one VC, no hierarchy) the table is deadlock-free iff its channel
+    // dependencies are acyclic; the hierarchy makes it safe either way.
+    let cycle = crate::routing::table::deps::is_deadlock_free_single_vc(&topo, &best_table).err();
+
+    // Exports of the best table.
+    std::fs::create_dir_all(&out_dir).map_err(|e| crate::Error::io(&out_dir, e))?;
+    let mut meta = TableMetadata {
+        topology: topo.name.clone(),
+        ..Default::default()
+    };
+    for (k, v) in [
+        ("algorithm", json!("ga")),
+        ("problem", json!(name)),
+        ("seed", json!(p.seed)),
+        ("max_channel_load", json!(best_load)),
+        ("dor_max_channel_load", json!(dor_load)),
+        ("bound", json!(bound)),
+        ("vc_classes", json!(format!("{classes:?}"))),
+    ] {
+        meta.metadata.insert(k.into(), v);
+    }
+    let mut formats = vec![RoutesFormat::Json, RoutesFormat::Csv, RoutesFormat::Paths];
+    if best_table.is_destination_based() {
+        formats.push(RoutesFormat::Lft);
+    }
+    let mut written = Vec::new();
+    for f in formats {
+        let file = out_dir.join(format!("best.{}", f.extension()));
+        write_routes(&topo, &best_table, &meta, f, &file)?;
+        written.push(file.display().to_string());
+    }
+
+    let kind = |exact: bool| if exact { "exact" } else { "approximate" };
+    Ok(EvolveReport {
+        problem: name,
+        seed: p.seed,
+        generations: outcome.generations,
+        evaluations: outcome.evaluations,
+        seconds: outcome.elapsed.as_secs_f64(),
+        genome: if cfg.destination_based {
+            "destination-based"
+        } else {
+            "candidate paths"
+        },
+        candidates_per_pair: cands.per_pair(),
+        max_channel_load: best_load,
+        max_channel_load_per_pattern: best_loads,
+        throughput_bound: 1.0 / best_load,
+        baseline_max_channel_load: dor_load,
+        baseline_max_channel_load_per_pattern: dor_loads,
+        bound,
+        bound_kind: kind(bound_exact),
+        bound_method,
+        bound_lp_relaxation: lp_bound,
+        fraction_of_bound: bound / best_load,
+        routing_bound: any_bound,
+        routing_bound_kind: kind(any_exact),
+        routing_bound_method: any_method,
+        routing_bound_lp_relaxation: any_lp_bound,
+        deadlock_free_alone: cycle.is_none(),
+        dependency_cycle: cycle.map(|c| c.iter().map(|vc| vc.channel).collect()),
+        simulated_loads: loads,
+        simulated: best_sim,
+        baseline_simulated: baseline_sim,
+        elite_simulated_costs: elite_sims.iter().map(|s| simulated_cost(s)).collect(),
+        history: outcome
+            .history
+            .iter()
+            .map(|r| HistoryPoint {
+                generation: r.generation,
+                best: settings.reference_point[0] - r.hypervolume,
+            })
+            .collect(),
+        exports: written,
+    })
+}
