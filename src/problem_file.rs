@@ -160,6 +160,10 @@ pub fn parse_problem(text: &str) -> Result<Problem> {
     let mut track = serde_path_to_error::Track::new();
     let mut problem = Problem::deserialize(serde_path_to_error::Deserializer::new(de, &mut track))
         .map_err(|e| toml_error(&e, text, &track.path().to_string()))?;
+    // The topology kind's own parameters too (a key no kind takes is refused whatever the
+    // kind, as the flat table refused it).
+    problem.topology.params.locate(text);
+    crate::topology::registry::check_params(&problem.topology, "topology")?;
     // The routing algorithm's own parameters are read now, so that a misplaced or mistyped
     // key is reported with its line before any work, by every command.
     if let Some(routing) = &mut problem.routing {
