@@ -164,6 +164,8 @@ pub fn parse_problem(text: &str) -> Result<Problem> {
     // kind, as the flat table refused it).
     problem.topology.params.locate(text);
     crate::topology::registry::check_params(&problem.topology, "topology")?;
+    // The traffic patterns' parameters are typed now, as the flat tables typed them.
+    crate::traffic::check_types(&mut problem.traffic, text)?;
     // The routing algorithm's own parameters are read now, so that a misplaced or mistyped
     // key is reported with its line before any work, by every command.
     if let Some(routing) = &mut problem.routing {

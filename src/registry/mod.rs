@@ -10,3 +10,4 @@
 pub mod routing;
 
 pub use crate::topology::registry as topology;
+pub use crate::traffic::registry as traffic;
