@@ -221,18 +221,17 @@ pub fn parse_traffic_tables(text: &str) -> Result<Vec<TrafficConfig>> {
     let de = toml::Deserializer::parse(text)
         .map_err(|e| Error::field(line_of(&e, text), clean_serde_message(e.message())))?;
     let mut track = serde_path_to_error::Track::new();
-    let mut configs = TrafficTables::deserialize(serde_path_to_error::Deserializer::new(
-        de, &mut track,
-    ))
-    .map(|t| t.traffic)
-    .map_err(|e| {
-            let path = track.path().to_string();
-            let location = line_of(&e, text);
-            Error::field(
-                format!("{location}: {path}"),
-                clean_serde_message(e.message()),
-            )
-        })?;
+    let mut configs =
+        TrafficTables::deserialize(serde_path_to_error::Deserializer::new(de, &mut track))
+            .map(|t| t.traffic)
+            .map_err(|e| {
+                let path = track.path().to_string();
+                let location = line_of(&e, text);
+                Error::field(
+                    format!("{location}: {path}"),
+                    clean_serde_message(e.message()),
+                )
+            })?;
     check_types(&mut configs, text)?;
     Ok(configs)
 }
@@ -469,7 +468,7 @@ impl TrafficConfig {
     /// Rejects parameters that belong to another pattern or injection process.
     fn check_applicable(&self, pattern: &str, injection: &str) -> Result<()> {
         let own = registry::find(pattern).map_or(&[][..], |e| (e.keys)());
-        for field in self.params.keys().filter(|k| !own.contains(k)) {
+        if let Some(field) = self.params.keys().find(|k| !own.contains(k)) {
             let owners = registry::owners(field);
             if owners.is_empty() {
                 // Only a class made in code gets here: a table's unknown keys are refused

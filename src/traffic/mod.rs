@@ -30,8 +30,8 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 pub use config::{
-    COMMON_KEYS, INJECTIONS, MAX_PACKET_FLITS, MAX_PACKETS_PER_MESSAGE, PhaseConfig,
-    TrafficConfig, apply_booksim_defaults, check_types, parse_traffic_tables,
+    COMMON_KEYS, INJECTIONS, MAX_PACKET_FLITS, MAX_PACKETS_PER_MESSAGE, PhaseConfig, TrafficConfig,
+    apply_booksim_defaults, check_types, parse_traffic_tables,
 };
 pub use patterns::grid::DEFAULT_GRID;
 pub use process::SourceState;

@@ -186,8 +186,7 @@ fn traffic_adv_lands_in_the_shifted_group() {
     // p = 2, a = 4: 8 terminals per group, g = 9 groups.
     let topo = dfly(2, 4, 2, 9);
     for shift in [1usize, 4] {
-        let cfg = pattern("adv")
-            .with("shift", shift);
+        let cfg = pattern("adv").with("shift", shift);
         let tr = build(cfg, &topo);
         for src in (0..72u32).step_by(5) {
             let group = src / 8;
@@ -207,8 +206,7 @@ fn traffic_adv_lands_in_the_shifted_group() {
     let (field, reason) = build_err(pattern("adv"), &torus(&[4, 4], 1));
     assert_eq!(field, "pattern");
     assert!(reason.contains("dragonfly"), "{reason}");
-    let cfg = pattern("adv")
-        .with("shift", 9);
+    let cfg = pattern("adv").with("shift", 9);
     assert_eq!(build_err(cfg, &topo).0, "shift");
 }
 
@@ -249,8 +247,7 @@ fn traffic_hotspot_fraction() {
     assert!((dist[&40] - (0.3 + 0.7 / 63.0)).abs() < 1e-12);
     assert!(!dist.contains_key(&3));
     assert!((dist.values().sum::<f64>() - 1.0).abs() < 1e-12);
-    let bad = pattern("hotspot")
-        .with("hotspots", vec![64]);
+    let bad = pattern("hotspot").with("hotspots", vec![64]);
     assert_eq!(build_err(bad, &topo).0, "hotspots[0]");
     assert_eq!(build_err(pattern("hotspot"), &topo).0, "hotspots");
 }
@@ -258,8 +255,7 @@ fn traffic_hotspot_fraction() {
 #[test]
 fn traffic_stencil_and_manytomany_on_a_grid() {
     let topo = ring(64);
-    let grid = |name: &str| pattern(name)
-        .with("dims", vec![4, 4, 4]);
+    let grid = |name: &str| pattern(name).with("dims", vec![4, 4, 4]);
     // (1, 2, 3) = 57: x +-1, y +-1, z +-1 (z wraps to 0).
     let tr = build(grid("stencil3d"), &topo);
     let dist = tr.destination_distribution(0, 57);
@@ -280,8 +276,7 @@ fn traffic_stencil_and_manytomany_on_a_grid() {
     let tr = build(pattern("stencil3d"), &ring(2550));
     assert_eq!(tr.destination_distribution(0, 0).len(), 6);
     // A dimension of 2 merges the two neighbours; a dimension of 1 sends to itself (nothing).
-    let cfg = pattern("stencil3d")
-        .with("dims", vec![2, 1, 8]);
+    let cfg = pattern("stencil3d").with("dims", vec![2, 1, 8]);
     let tr = build(cfg, &ring(16));
     let dist = tr.destination_distribution(0, 0);
     assert_eq!(dist, vec![(1, 2.0 / 6.0), (2, 1.0 / 6.0), (14, 1.0 / 6.0)]);
@@ -324,8 +319,7 @@ fn traffic_matrix_from_csv() {
     )
     .unwrap();
     let topo = ring(4);
-    let cfg = pattern("matrix")
-        .with("matrix", "m.csv");
+    let cfg = pattern("matrix").with("matrix", "m.csv");
     let tr = Traffic::build(std::slice::from_ref(&cfg), &topo, 1, dir.path()).unwrap();
     assert_eq!(
         tr.destination_distribution(0, 0),
@@ -345,8 +339,7 @@ fn traffic_matrix_from_csv() {
     assert!((m[0][2] - 0.375).abs() < 1e-12);
 
     // A missing file: the error names the field and the file.
-    let missing = pattern("matrix")
-        .with("matrix", "nope.csv");
+    let missing = pattern("matrix").with("matrix", "nope.csv");
     let err = Traffic::build(&[missing], &topo, 1, dir.path()).unwrap_err();
     let Error::Field { field, reason } = &err else {
         panic!("{err}")
@@ -359,8 +352,7 @@ fn traffic_matrix_from_csv() {
         .to_string();
     assert!(err.contains("m.csv") && err.contains("line 2"), "{err}");
     std::fs::write(dir.path().join("m.csv"), "0,1,x,0\n").unwrap();
-    let cfg = pattern("matrix")
-        .with("matrix", dir.path().join("m.csv"));
+    let cfg = pattern("matrix").with("matrix", dir.path().join("m.csv"));
     let err = Traffic::build(&[cfg], &topo, 1, Path::new("/"))
         .unwrap_err()
         .to_string();
@@ -425,8 +417,7 @@ fn traffic_config_errors_name_the_field() {
         ..TrafficConfig::default()
     };
     assert_eq!(build_err(cfg, &topo).0, "pattern");
-    let cfg = pattern("uniform")
-        .with("shift", 2);
+    let cfg = pattern("uniform").with("shift", 2);
     let (field, reason) = build_err(cfg, &topo);
     assert_eq!(field, "shift");
     assert!(reason.contains("\"adv\""), "{reason}");

@@ -79,10 +79,7 @@ pub fn stencil3d(input: &PatternInput, _: &mut ChaCha8Rng) -> Result<Box<dyn Des
     }))
 }
 
-pub fn manytomany(
-    input: &PatternInput,
-    _: &mut ChaCha8Rng,
-) -> Result<Box<dyn DestinationPattern>> {
+pub fn manytomany(input: &PatternInput, _: &mut ChaCha8Rng) -> Result<Box<dyn DestinationPattern>> {
     let params: GridParams = input.read_params()?;
     Ok(Box::new(ManyToMany {
         dims: params.for_terminals(input.terminals())?,

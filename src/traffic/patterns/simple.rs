@@ -64,7 +64,9 @@ pub fn bitrev(input: &PatternInput, _: &mut ChaCha8Rng) -> Built {
 
 pub fn shuffle(input: &PatternInput, _: &mut ChaCha8Rng) -> Built {
     let n32 = input.terminals() as u32;
-    bit_pattern(input, false, |s, lg| ((s << 1) & (n32 - 1)) | (s >> (lg - 1)))
+    bit_pattern(input, false, |s, lg| {
+        ((s << 1) & (n32 - 1)) | (s >> (lg - 1))
+    })
 }
 
 pub fn tornado(input: &PatternInput, _: &mut ChaCha8Rng) -> Built {
