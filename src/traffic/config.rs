@@ -225,7 +225,11 @@ pub fn parse_traffic_tables(text: &str) -> Result<Vec<TrafficConfig>> {
         TrafficTables::deserialize(serde_path_to_error::Deserializer::new(de, &mut track))
             .map(|t| t.traffic)
             .map_err(|e| {
-                let path = track.path().to_string();
+                // A key kept with its position (`toml::Spanned`) adds serde's private name.
+                let path = track
+                    .path()
+                    .to_string()
+                    .replace(".$__serde_spanned_private_value", "");
                 let location = line_of(&e, text);
                 Error::field(
                     format!("{location}: {path}"),
