@@ -74,9 +74,14 @@ impl Params {
         }
     }
 
-    /// A field error about `key` of table `table`, with its line when known.
-    fn error(&self, table: &str, key: &str, reason: String) -> Error {
-        let field = format!("{table}.{key}");
+    /// A field error about `key` of table `table` (just `key` when `table` is empty: the
+    /// caller prefixes the table), with its line when known.
+    pub fn error(&self, table: &str, key: &str, reason: String) -> Error {
+        let field = if table.is_empty() {
+            key.to_string()
+        } else {
+            format!("{table}.{key}")
+        };
         match self.lines.get(key) {
             Some(line) => Error::field(format!("line {line}: {field}"), reason),
             None => Error::field(field, reason),
@@ -84,7 +89,7 @@ impl Params {
     }
 
     /// Reads the parameter struct `P` of entry `what` (e.g. "routing `dor`"); `table` names
-    /// the table in errors (`routing` gives `routing.tie`).
+    /// the table in errors (`routing` gives `routing.tie`; empty: just `tie`).
     pub fn read<P: DeserializeOwned>(&self, table: &str, what: &str) -> Result<P> {
         let fields = field_names::<P>();
         if let Some(key) = self.keys().find(|k| !fields.contains(k)) {
@@ -159,6 +164,17 @@ pub fn field_names<P: DeserializeOwned>() -> &'static [&'static str] {
     probe.0.unwrap_or(&[])
 }
 
+/// The names a parameter struct writes its fields under, in declaration order: the
+/// [`field_names`] without serde aliases (exanest reads `R` as `r` and writes `r`).
+pub fn own_field_names<P: DeserializeOwned + Serialize + Default>() -> Vec<&'static str> {
+    let written = serde_json::to_value(P::default()).unwrap_or_default();
+    field_names::<P>()
+        .iter()
+        .copied()
+        .filter(|name| written.get(name).is_some())
+        .collect()
+}
+
 impl PartialEq for Params {
     fn eq(&self, other: &Self) -> bool {
         self.values == other.values
@@ -172,6 +188,12 @@ impl Serialize for Params {
 }
 
 impl Params {
+    /// Adds a key read from TOML text with where its value starts (for [`Params::locate`]).
+    pub fn insert_spanned(&mut self, key: String, value: toml::Spanned<toml::Value>) {
+        self.offsets.insert(key.clone(), value.span().start);
+        self.values.insert(key, value.into_inner());
+    }
+
     /// Reads a table made of a selector key (`algorithm`) and an entry's parameters, keeping
     /// where each parameter's value starts in the TOML text (for [`Params::locate`]).
     pub fn read_with_selector<'de, A: MapAccess<'de>>(
@@ -184,9 +206,7 @@ impl Params {
             if key == selector {
                 name = Some(map.next_value::<String>()?);
             } else {
-                let value = map.next_value::<toml::Spanned<toml::Value>>()?;
-                params.offsets.insert(key.clone(), value.span().start);
-                params.values.insert(key, value.into_inner());
+                params.insert_spanned(key, map.next_value()?);
             }
         }
         Ok((name, params))

@@ -160,6 +160,12 @@ pub fn parse_problem(text: &str) -> Result<Problem> {
     let mut track = serde_path_to_error::Track::new();
     let mut problem = Problem::deserialize(serde_path_to_error::Deserializer::new(de, &mut track))
         .map_err(|e| toml_error(&e, text, &track.path().to_string()))?;
+    // The topology kind's own parameters too (a key no kind takes is refused whatever the
+    // kind, as the flat table refused it).
+    problem.topology.params.locate(text);
+    crate::topology::registry::check_params(&problem.topology, "topology")?;
+    // The traffic patterns' parameters are typed now, as the flat tables typed them.
+    crate::traffic::check_types(&mut problem.traffic, text)?;
     // The routing algorithm's own parameters are read now, so that a misplaced or mistyped
     // key is reported with its line before any work, by every command.
     if let Some(routing) = &mut problem.routing {
@@ -169,10 +175,16 @@ pub fn parse_problem(text: &str) -> Result<Problem> {
     Ok(problem)
 }
 
+/// The path segment serde_path_to_error records inside a `toml::Spanned` value.
+const SPANNED_FIELD: &str = ".$__serde_spanned_private_value";
+
 fn toml_error(e: &toml::de::Error, text: &str, path: &str) -> Error {
     let line = e
         .span()
         .map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1);
+    // A parameter kept with its position (`toml::Spanned`) adds serde's private field name.
+    let path = path.replace(SPANNED_FIELD, "");
+    let path = path.as_str();
     let location = match (path.is_empty() || path == ".", line) {
         (false, Some(l)) => format!("line {l}: {path}"),
         (false, None) => path.to_string(),
@@ -198,6 +210,17 @@ mod tests {
         assert!(err.contains("unknown field `colour`"), "{err}");
         let err = parse_problem("[topolog]\n").unwrap_err().to_string();
         assert!(err.contains("unknown field `topolog`"), "{err}");
+    }
+
+    /// A kind's parameter above i64::MAX (TOML's integers) is refused where it is read, naming
+    /// the key and its line.
+    #[test]
+    fn values_above_the_toml_integer_range_name_the_key() {
+        let err =
+            parse_problem("[topology]\nkind = \"dragonfly\"\np = 2\ng = 18446744073709551615\n")
+                .unwrap_err()
+                .to_string();
+        assert_eq!(err, "line 4: topology.g: u64 value was too large");
     }
 
     #[test]

@@ -9,6 +9,7 @@ mod import_edges;
 mod import_json;
 pub mod metrics;
 pub mod model;
+pub mod registry;
 pub mod spec;
 pub mod symmetry;
 
@@ -17,5 +18,5 @@ pub use model::{
     ChannelId, ChannelParams, Endpoint, Link, LinkId, LinkKind, PortId, Router, RouterId, Shape,
     Terminal, TerminalId, Topology, TopologyBuilder,
 };
-pub use spec::{LinkParams, TopologyConfig, TopologySpec};
+pub use spec::{Generator, LinkParams, TopologyConfig, TopologySpec};
 pub use symmetry::{Digit, Symmetry};

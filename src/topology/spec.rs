@@ -1,83 +1,52 @@
 //! Topology descriptions: the `[topology]` table of a problem file and the short spec strings of
-//! the command line (`mesh:8x8`, `dragonfly:p=4`, ...). Both are read into the same flat
-//! [`TopologyConfig`], so both get the same validation and the same error messages.
+//! the command line (`mesh:8x8`, `dragonfly:p=4`, ...). Both are read into the same
+//! [`TopologyConfig`] — the kind, the keys every kind takes and the kind's own parameters as
+//! written — so both get the same validation and the same error messages. Each kind reads its
+//! parameters into its own struct (serde, `deny_unknown_fields`) next to its generator;
+//! `super::registry` lists the kinds.
 
-use std::path::{Path, PathBuf};
+use std::fmt;
+use std::path::Path;
 
+use serde::de::{self, DeserializeOwned, MapAccess, Visitor};
+use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize};
 
-use super::generators::{self, DragonflyArrangement};
 use super::import::{MAX_PORTS, MAX_ROUTERS, MAX_TOTAL_PORTS};
 use super::model::{ChannelParams, MAX_LATENCY, Topology};
+use super::registry::{self, TopologyEntry};
 use crate::error::{Error, Result};
+use crate::params::Params;
 
-/// Every field a `[topology]` table may hold; which ones apply depends on `kind`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// A `[topology]` table: `kind`, the keys every kind takes, and the kind's own parameters.
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct TopologyConfig {
+    /// The generator, e.g. `mesh`, `dragonfly`, `file` (`super::registry::TOPOLOGIES`).
     pub kind: Option<String>,
+    /// Replaces the generated name in reports.
     pub name: Option<String>,
-    pub dims: Option<Vec<usize>>,
-    pub dimension: Option<usize>,
-    pub routers: Option<usize>,
-    pub degree: Option<usize>,
-    pub concentration: Option<usize>,
-    pub p: Option<usize>,
-    pub a: Option<usize>,
-    pub h: Option<usize>,
-    pub g: Option<usize>,
-    pub arrangement: Option<String>,
-    #[serde(alias = "R")]
-    pub r: Option<usize>,
-    #[serde(alias = "N")]
-    pub n: Option<usize>,
-    #[serde(alias = "M")]
-    pub m: Option<usize>,
-    pub genome: Option<Vec<i64>>,
-    pub seed: Option<u64>,
-    pub path: Option<PathBuf>,
+    /// Latency in cycles of router-to-router links other than global ones (default 1).
     pub local_latency: Option<u32>,
-    pub global_latency: Option<u32>,
+    /// Latency in cycles of terminal links (default 1).
     pub terminal_latency: Option<u32>,
+    /// Flits per cycle of every link (default 1).
     pub bandwidth: Option<f64>,
+    /// Every other key of the table; the kind reads them with [`TopologyConfig::read_params`].
+    pub params: Params,
 }
 
-/// A validated topology description, ready to build.
-#[derive(Clone, Debug, PartialEq)]
-pub enum TopologySpec {
-    Cartesian {
-        dims: Vec<usize>,
-        wrap: bool,
-        concentration: usize,
-    },
-    Dragonfly {
-        p: usize,
-        a: usize,
-        h: usize,
-        g: usize,
-        arrangement: DragonflyArrangement,
-    },
-    Exanest {
-        r: usize,
-        n: usize,
-        m: usize,
-        genome: Vec<usize>,
-        concentration: usize,
-    },
-    Jellyfish {
-        routers: usize,
-        degree: usize,
-        concentration: usize,
-        seed: u64,
-    },
-    Complete {
-        routers: usize,
-        concentration: usize,
-    },
-    File {
-        path: PathBuf,
-    },
-}
+/// The keys every kind takes besides its own (`global_latency` belongs to the kinds with global
+/// links).
+pub const COMMON_KEYS: [&str; 5] = [
+    "kind",
+    "name",
+    "local_latency",
+    "terminal_latency",
+    "bandwidth",
+];
+
+/// The common keys that describe links (refused by a kind whose file holds its links).
+const LINK_KEYS: [&str; 3] = ["local_latency", "terminal_latency", "bandwidth"];
 
 /// Link parameters by kind, shared by all generators.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -87,19 +56,71 @@ pub struct LinkParams {
     pub terminal: ChannelParams,
 }
 
-pub const KINDS: &[&str] = &[
-    "mesh",
-    "torus",
-    "ring",
-    "hypercube",
-    "dragonfly",
-    "exanest",
-    "jellyfish",
-    "complete",
-    "file",
-];
+impl LinkParams {
+    /// The same links with global links of `latency` cycles.
+    pub fn with_global_latency(mut self, latency: u32) -> Self {
+        self.global.latency = latency;
+        self
+    }
+}
+
+/// What a kind's resolver gets besides the table.
+#[derive(Clone, Copy, Debug)]
+pub struct ResolveContext<'a> {
+    /// Where a relative `path` is resolved from (the problem file's folder).
+    pub base_dir: &'a Path,
+    /// The problem's seed, for a generator whose own `seed` is not given.
+    pub default_seed: u64,
+}
+
+/// What a generated topology's size depends on, known before anything is built.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Size {
+    /// The field a size error names.
+    pub field: &'static str,
+    /// Routers (`None` when the product overflows).
+    pub routers: Option<usize>,
+    /// Ports per router, terminals included (`None` when the sum overflows).
+    pub radix: Option<usize>,
+    /// Terminals per router.
+    pub concentration: usize,
+}
+
+/// A kind's parameters checked and completed with their defaults, ready to build.
+pub trait Generator: fmt::Debug + Send + Sync {
+    /// The size, for the checks made before building; `None` for imported files (they check
+    /// their own sizes while reading).
+    fn size(&self) -> Option<Size>;
+
+    /// Builds the topology with links of `links`.
+    fn build(&self, links: &LinkParams) -> Result<Topology>;
+}
+
+/// A validated topology description, ready to build.
+#[derive(Debug)]
+pub struct TopologySpec(pub Box<dyn Generator>);
 
 impl TopologyConfig {
+    /// The kind's parameter struct `P`; errors name the key alone (`p`, `genome[2]`), the
+    /// caller prefixes the table. A key that `P` does not have is refused with the keys the
+    /// kind takes.
+    pub fn read_params<P: DeserializeOwned>(&self) -> Result<P> {
+        let entry = registry::entry_of(self)?;
+        self.params.read("", &entry.misplaced())
+    }
+
+    /// The error of a family's resolver given a kind that is not one of its own (a registry
+    /// line that points at the wrong resolver).
+    pub fn not_in_family(&self, family: &str) -> Error {
+        Error::field(
+            "kind",
+            format!(
+                "`{}` is not a {family} kind",
+                self.kind.as_deref().unwrap_or_default()
+            ),
+        )
+    }
+
     /// Validates the fields for the chosen kind. `base_dir` resolves a relative `path`;
     /// `default_seed` is the problem's seed, used when `seed` is not given.
     pub fn resolve(
@@ -107,135 +128,37 @@ impl TopologyConfig {
         base_dir: &Path,
         default_seed: u64,
     ) -> Result<(TopologySpec, LinkParams)> {
-        let kind = self.kind.as_deref().ok_or_else(|| {
-            Error::field("kind", format!("is required (one of {})", KINDS.join(", ")))
-        })?;
-        let allowed: &[&str] = match kind {
-            "mesh" | "torus" => &["dims", "concentration"],
-            "ring" | "complete" => &["routers", "concentration"],
-            "hypercube" => &["dimension", "concentration"],
-            "dragonfly" => &["p", "a", "h", "g", "arrangement", "global_latency"],
-            "exanest" => &["r", "n", "m", "genome", "concentration", "global_latency"],
-            "jellyfish" => &["routers", "degree", "concentration", "seed"],
-            "file" => &["path"],
-            other => {
-                return Err(Error::field(
-                    "kind",
-                    format!(
-                        "unknown topology kind `{other}` (expected one of {})",
-                        KINDS.join(", ")
-                    ),
-                ));
-            }
+        let entry = registry::entry_of(self)?;
+        self.reject_links(entry)?;
+        registry::check_params(self, "")?;
+        let ctx = ResolveContext {
+            base_dir,
+            default_seed,
         };
-        self.reject_unused(kind, allowed)?;
-        let concentration = self.concentration.unwrap_or(1);
-        let spec = match kind {
-            "mesh" | "torus" => TopologySpec::Cartesian {
-                dims: require(&self.dims, "dims")?.clone(),
-                wrap: kind == "torus",
-                concentration,
-            },
-            "ring" => TopologySpec::Cartesian {
-                dims: vec![*require(&self.routers, "routers")?],
-                wrap: true,
-                concentration,
-            },
-            "hypercube" => {
-                let d = *require(&self.dimension, "dimension")?;
-                if !(1..=24).contains(&d) {
-                    return Err(Error::field(
-                        "dimension",
-                        format!("must be in 1..=24 (got {d})"),
-                    ));
-                }
-                TopologySpec::Cartesian {
-                    dims: vec![2; d],
-                    wrap: false,
-                    concentration,
-                }
-            }
-            "complete" => TopologySpec::Complete {
-                routers: *require(&self.routers, "routers")?,
-                concentration,
-            },
-            "dragonfly" => {
-                let p = *require(&self.p, "p")?;
-                // The defaults multiply p: bound every factor by the router radix limit first,
-                // so that 2p and a*h + 1 cannot overflow.
-                for (name, v) in [("p", Some(p)), ("a", self.a), ("h", self.h)] {
-                    if let Some(v) = v.filter(|&v| v > MAX_PORTS) {
-                        return Err(Error::field(
-                            name,
-                            format!("{v} is more than a router's {MAX_PORTS} ports"),
-                        ));
-                    }
-                }
-                let a = self.a.unwrap_or(2 * p);
-                let h = self.h.unwrap_or(p);
-                let g = self.g.unwrap_or(a * h + 1);
-                let arrangement = match self.arrangement.as_deref().unwrap_or("absolute") {
-                    "absolute" => DragonflyArrangement::Absolute,
-                    "relative" => DragonflyArrangement::Relative,
-                    "circulant" => DragonflyArrangement::Circulant,
-                    other => {
-                        return Err(Error::field(
-                            "arrangement",
-                            format!(
-                                "unknown arrangement `{other}` (expected absolute, relative or circulant)"
-                            ),
-                        ));
-                    }
-                };
-                TopologySpec::Dragonfly {
-                    p,
-                    a,
-                    h,
-                    g,
-                    arrangement,
-                }
-            }
-            "exanest" => {
-                let genome = require(&self.genome, "genome")?;
-                let genome = genome
-                    .iter()
-                    .enumerate()
-                    .map(|(i, &s)| {
-                        usize::try_from(s).map_err(|_| {
-                            Error::field(
-                                format!("genome[{}]", i + 1),
-                                format!("gene {} = {s} is negative (0 means unused)", i + 1),
-                            )
-                        })
-                    })
-                    .collect::<Result<Vec<_>>>()?;
-                TopologySpec::Exanest {
-                    r: *require(&self.r, "r")?,
-                    n: *require(&self.n, "n")?,
-                    m: *require(&self.m, "m")?,
-                    genome,
-                    concentration: self.concentration.unwrap_or(3),
-                }
-            }
-            "jellyfish" => TopologySpec::Jellyfish {
-                routers: *require(&self.routers, "routers")?,
-                degree: *require(&self.degree, "degree")?,
-                concentration,
-                seed: self.seed.unwrap_or(default_seed),
-            },
-            "file" => {
-                let path = require(&self.path, "path")?;
-                TopologySpec::File {
-                    path: if path.is_absolute() {
-                        path.clone()
-                    } else {
-                        base_dir.join(path)
-                    },
-                }
-            }
-            _ => unreachable!("kinds are matched above"),
+        let generator = (entry.resolve)(self, &ctx)?;
+        Ok((TopologySpec(generator), self.link_params()?))
+    }
+
+    /// A kind whose file holds the whole topology refuses the link keys too.
+    fn reject_links(&self, entry: &TopologyEntry) -> Result<()> {
+        let Some(reason) = entry.no_links else {
+            return Ok(());
         };
-        let mut params = LinkParams::default();
+        let set = [
+            self.local_latency.is_some(),
+            self.terminal_latency.is_some(),
+            self.bandwidth.is_some(),
+        ];
+        match LINK_KEYS.iter().zip(set).find(|(_, set)| *set) {
+            Some((key, _)) => Err(Error::field(
+                *key,
+                format!("does not apply to kind `{}` ({reason})", entry.name),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    fn link_params(&self) -> Result<LinkParams> {
         let bandwidth = self.bandwidth.unwrap_or(1.0);
         if !(bandwidth > 0.0 && bandwidth.is_finite()) {
             return Err(Error::field(
@@ -243,64 +166,18 @@ impl TopologyConfig {
                 format!("must be a positive number of flits per cycle (got {bandwidth})"),
             ));
         }
-        for (value, name, target) in [
-            (self.local_latency, "local_latency", &mut params.local),
-            (self.global_latency, "global_latency", &mut params.global),
-            (
-                self.terminal_latency,
-                "terminal_latency",
-                &mut params.terminal,
-            ),
-        ] {
-            let latency = value.unwrap_or(1);
-            if latency == 0 {
-                return Err(Error::field(name, "must be at least 1 cycle"));
-            }
-            if latency > MAX_LATENCY {
-                return Err(Error::field(
-                    name,
-                    format!("at most {MAX_LATENCY} cycles (got {latency})"),
-                ));
-            }
-            *target = ChannelParams { latency, bandwidth };
-        }
-        Ok((spec, params))
-    }
-
-    fn reject_unused(&self, kind: &str, allowed: &[&str]) -> Result<()> {
-        let always = [
-            "kind",
-            "name",
-            "local_latency",
-            "terminal_latency",
-            "bandwidth",
-        ];
-        // JSON rather than TOML: TOML integers stop at i64::MAX, so a field such as
-        // `g = 18446744073709551615` (read into a usize) would not serialise. Unset fields are
-        // null.
-        let value =
-            serde_json::to_value(self).map_err(|e| Error::field("topology", e.to_string()))?;
-        if let serde_json::Value::Object(table) = value {
-            let set = table.iter().filter(|(_, v)| !v.is_null()).map(|(k, _)| k);
-            for key in set {
-                if kind == "file" && key != "kind" && key != "name" && key != "path" {
-                    return Err(Error::field(
-                        key.as_str(),
-                        "does not apply to kind `file` (the file holds the whole topology)",
-                    ));
-                }
-                if !always.contains(&key.as_str()) && !allowed.contains(&key.as_str()) {
-                    return Err(Error::field(
-                        key.as_str(),
-                        format!(
-                            "does not apply to kind `{kind}` (it takes {})",
-                            allowed.join(", ")
-                        ),
-                    ));
-                }
-            }
-        }
-        Ok(())
+        let channel = |field: &str, value: Option<u32>| -> Result<ChannelParams> {
+            Ok(ChannelParams {
+                latency: check_latency(field, value)?,
+                bandwidth,
+            })
+        };
+        let local = channel("local_latency", self.local_latency)?;
+        Ok(LinkParams {
+            local,
+            global: channel("global_latency", None)?,
+            terminal: channel("terminal_latency", self.terminal_latency)?,
+        })
     }
 
     /// Parses a command-line spec: `kind[:positional][,key=value...]`, e.g. `torus:4x4x4,c=2`,
@@ -308,17 +185,16 @@ impl TopologyConfig {
     pub fn parse_spec(spec: &str) -> Result<TopologyConfig> {
         let (kind, rest) = spec.split_once(':').unwrap_or((spec, ""));
         let kind = kind.trim().to_ascii_lowercase();
-        if !KINDS.contains(&kind.as_str()) || kind == "file" {
+        let Some(positional) = registry::find(&kind).and_then(|e| e.positional) else {
             return Err(Error::field(
                 "kind",
                 format!(
                     "unknown topology `{kind}` (expected one of {}, or a .toml/.json/.txt file)",
-                    KINDS[..KINDS.len() - 1].join(", ")
+                    registry::spec_names().join(", ")
                 ),
             ));
-        }
+        };
         let mut table = toml::Table::new();
-        table.insert("kind".into(), toml::Value::String(kind.clone()));
         for (i, item) in rest
             .split(',')
             .map(str::trim)
@@ -327,7 +203,7 @@ impl TopologyConfig {
         {
             let (key, value) = match item.split_once('=') {
                 Some((k, v)) => (canonical_key(k.trim()), v.trim()),
-                None if i == 0 => (positional_key(&kind).to_string(), item),
+                None if i == 0 => (positional.to_string(), item),
                 None => {
                     return Err(Error::field(
                         item,
@@ -335,17 +211,31 @@ impl TopologyConfig {
                     ));
                 }
             };
-            if table.contains_key(&key) {
+            if table.contains_key(&key) || key == "kind" {
                 return Err(Error::field(key, "is given twice"));
             }
             table.insert(key, spec_value(value));
         }
-        let mut track = serde_path_to_error::Track::new();
-        let de = serde_path_to_error::Deserializer::new(toml::Value::Table(table), &mut track);
-        TopologyConfig::deserialize(de).map_err(|e| {
-            let path = track.path().to_string();
-            Error::field(path, clean_serde_message(&e.to_string()))
-        })
+        let mut config = TopologyConfig {
+            kind: Some(kind),
+            ..TopologyConfig::default()
+        };
+        for (key, value) in table {
+            fn typed<T: DeserializeOwned>(key: &str, value: toml::Value) -> Result<Option<T>> {
+                T::deserialize(value)
+                    .map(Some)
+                    .map_err(|e| Error::field(key, clean_serde_message(&e.to_string())))
+            }
+            match key.as_str() {
+                "name" => config.name = typed(&key, value)?,
+                "local_latency" => config.local_latency = typed(&key, value)?,
+                "terminal_latency" => config.terminal_latency = typed(&key, value)?,
+                "bandwidth" => config.bandwidth = typed(&key, value)?,
+                _ => config.params.set(&key, value),
+            }
+        }
+        registry::check_params(&config, "")?;
+        Ok(config)
     }
 
     /// Builds the topology this config describes.
@@ -359,113 +249,40 @@ impl TopologyConfig {
     }
 }
 
-impl TopologySpec {
-    pub fn build(&self, params: &LinkParams) -> Result<Topology> {
-        self.check_size()?;
-        match self {
-            TopologySpec::Cartesian {
-                dims,
-                wrap,
-                concentration,
-            } => generators::cartesian(dims, *wrap, *concentration, params),
-            TopologySpec::Dragonfly {
-                p,
-                a,
-                h,
-                g,
-                arrangement,
-            } => generators::dragonfly(*p, *a, *h, *g, *arrangement, params),
-            TopologySpec::Exanest {
-                r,
-                n,
-                m,
-                genome,
-                concentration,
-            } => generators::exanest(*r, *n, *m, genome, *concentration, params),
-            TopologySpec::Jellyfish {
-                routers,
-                degree,
-                concentration,
-                seed,
-            } => generators::jellyfish(*routers, *degree, *concentration, *seed, params),
-            TopologySpec::Complete {
-                routers,
-                concentration,
-            } => generators::complete(*routers, *concentration, params),
-            TopologySpec::File { path } => super::import::read_topology_file(path),
-        }
+/// A link latency: `field`'s value, 1 cycle by default, at most [`MAX_LATENCY`].
+pub fn check_latency(field: &str, value: Option<u32>) -> Result<u32> {
+    let latency = value.unwrap_or(1);
+    if latency == 0 {
+        return Err(Error::field(field, "must be at least 1 cycle"));
     }
+    if latency > MAX_LATENCY {
+        return Err(Error::field(
+            field,
+            format!("at most {MAX_LATENCY} cycles (got {latency})"),
+        ));
+    }
+    Ok(latency)
+}
+
+/// A required parameter: `field` is named when it is missing.
+pub fn require<'a, T>(value: &'a Option<T>, field: &str) -> Result<&'a T> {
+    value
+        .as_ref()
+        .ok_or_else(|| Error::field(field, "is required for this kind"))
 }
 
 impl TopologySpec {
-    /// What a generated topology's size depends on, before anything is built: the field
-    /// errors name, the routers and the ports per router (terminals included; `None` when the
-    /// product overflows) and the terminals per router. `None` for imported files.
-    #[allow(clippy::type_complexity)]
-    fn dimensions(&self) -> Option<(&'static str, Option<usize>, Option<usize>, usize)> {
-        let dims = match self {
-            TopologySpec::Cartesian {
-                dims,
-                concentration,
-                ..
-            } => (
-                "dims",
-                dims.iter().try_fold(1usize, |n, &k| n.checked_mul(k)),
-                concentration.checked_add(dims.len().saturating_mul(2)),
-                *concentration,
-            ),
-            TopologySpec::Dragonfly { p, a, h, g, .. } => (
-                "g",
-                a.checked_mul(*g),
-                p.checked_add(*a).and_then(|x| x.checked_add(*h)),
-                *p,
-            ),
-            TopologySpec::Exanest {
-                r,
-                n,
-                m,
-                concentration,
-                ..
-            } => (
-                "m",
-                n.checked_mul(*m).and_then(|x| x.checked_mul(2)),
-                r.checked_mul(2)
-                    .and_then(|x| x.checked_add(*concentration))
-                    .and_then(|x| x.checked_add(1)),
-                *concentration,
-            ),
-            TopologySpec::Jellyfish {
-                routers,
-                degree,
-                concentration,
-                ..
-            } => (
-                "degree",
-                Some(*routers),
-                degree.checked_add(*concentration),
-                *concentration,
-            ),
-            TopologySpec::Complete {
-                routers,
-                concentration,
-            } => (
-                "routers",
-                Some(*routers),
-                routers.checked_add(*concentration),
-                *concentration,
-            ),
-            // Imports check their own sizes while reading.
-            TopologySpec::File { .. } => return None,
-        };
-        Some(dims)
+    pub fn build(&self, params: &LinkParams) -> Result<Topology> {
+        self.check_size()?;
+        self.0.build(params)
     }
 
     /// Routers × ports per router of a generated topology (an upper bound on its ports),
     /// without building it; `None` for imports or when the product overflows. Lets callers
     /// that take arbitrary specs (the fuzz targets) skip huge but valid ones.
     pub fn ports_upper_bound(&self) -> Option<usize> {
-        let (_, routers, radix, _) = self.dimensions()?;
-        routers?.checked_mul(radix?)
+        let size = self.0.size()?;
+        size.routers?.checked_mul(size.radix?)
     }
 
     /// Refuses a generated topology larger than an imported one may be (routers, ports per
@@ -473,45 +290,94 @@ impl TopologySpec {
     /// absurd size is an error naming its field rather than a wrapped number or an allocation
     /// failure. A 114,582-node dragonfly (p = 13) is far inside the limits.
     fn check_size(&self) -> Result<()> {
-        let too_many = |field: &str, what: &str| {
+        let Some(size) = self.0.size() else {
+            // Imports check their own sizes while reading.
+            return Ok(());
+        };
+        let too_many = |what: &str| {
             Error::field(
-                field,
+                size.field,
                 format!(
                     "the topology would have {what}; the limits are {MAX_ROUTERS} routers, \
                      {MAX_PORTS} ports per router and {MAX_TOTAL_PORTS} ports in all"
                 ),
             )
         };
-        let Some((field, routers, radix, concentration)) = self.dimensions() else {
-            // Imports check their own sizes while reading.
-            return Ok(());
-        };
+        let concentration = size.concentration;
         if concentration > MAX_PORTS {
             return Err(Error::field(
                 "concentration",
                 format!("{concentration} terminals per router is more than {MAX_PORTS} ports"),
             ));
         }
-        let routers = routers
+        let routers = size
+            .routers
             .filter(|&n| n <= MAX_ROUTERS)
-            .ok_or_else(|| too_many(field, "too many routers"))?;
-        let radix = radix
+            .ok_or_else(|| too_many("too many routers"))?;
+        let radix = size
+            .radix
             .filter(|&k| k <= MAX_PORTS)
-            .ok_or_else(|| too_many(field, "too many ports per router"))?;
+            .ok_or_else(|| too_many("too many ports per router"))?;
         match routers.checked_mul(radix) {
             Some(total) if total <= MAX_TOTAL_PORTS => Ok(()),
-            _ => Err(too_many(
-                field,
-                &format!("{routers} routers of up to {radix} ports"),
-            )),
+            _ => Err(too_many(&format!(
+                "{routers} routers of up to {radix} ports"
+            ))),
         }
     }
 }
 
-fn require<'a, T>(value: &'a Option<T>, field: &str) -> Result<&'a T> {
-    value
-        .as_ref()
-        .ok_or_else(|| Error::field(field, "is required for this kind"))
+/// Written as one flat table, as the problem file has it: every key any kind takes, `null`
+/// when unset (so that checkpoints' configuration fingerprints compare key by key), the
+/// kind's parameters under the names its struct writes (`r` for `R`).
+impl Serialize for TopologyConfig {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let params = registry::canonical_params(self);
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("kind", &self.kind)?;
+        map.serialize_entry("name", &self.name)?;
+        let own = registry::own_keys();
+        for key in &own {
+            map.serialize_entry(key, &params.get(key))?;
+        }
+        for key in params.keys().filter(|k| !own.contains(k)) {
+            map.serialize_entry(key, &params.get(key))?;
+        }
+        map.serialize_entry("local_latency", &self.local_latency)?;
+        map.serialize_entry("terminal_latency", &self.terminal_latency)?;
+        map.serialize_entry("bandwidth", &self.bandwidth)?;
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for TopologyConfig {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Table;
+        impl<'de> Visitor<'de> for Table {
+            type Value = TopologyConfig;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a [topology] table")
+            }
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> std::result::Result<TopologyConfig, A::Error> {
+                let mut c = TopologyConfig::default();
+                while let Some(key) = map.next_key::<String>()? {
+                    match key.as_str() {
+                        "kind" => c.kind = Some(map.next_value()?),
+                        "name" => c.name = Some(map.next_value()?),
+                        "local_latency" => c.local_latency = Some(map.next_value()?),
+                        "terminal_latency" => c.terminal_latency = Some(map.next_value()?),
+                        "bandwidth" => c.bandwidth = Some(map.next_value()?),
+                        _ => c.params.insert_spanned(key, map.next_value()?),
+                    }
+                }
+                Ok(c)
+            }
+        }
+        d.deserialize_map(Table)
+    }
 }
 
 fn canonical_key(key: &str) -> String {
@@ -521,15 +387,6 @@ fn canonical_key(key: &str) -> String {
         "N" => "n".into(),
         "M" => "m".into(),
         other => other.into(),
-    }
-}
-
-fn positional_key(kind: &str) -> &'static str {
-    match kind {
-        "mesh" | "torus" => "dims",
-        "hypercube" => "dimension",
-        "dragonfly" => "p",
-        _ => "routers",
     }
 }
 
@@ -578,35 +435,25 @@ mod tests {
             .map(|(s, _)| s)
     }
 
+    /// The resolved generator, e.g. `Cartesian { dims: [4, 4], wrap: true, concentration: 1 }`.
+    fn resolved(s: &str) -> String {
+        format!("{:?}", spec(s).unwrap().0)
+    }
+
     #[test]
     fn parses_specs() {
         assert_eq!(
-            spec("torus:4x4x4,c=2").unwrap(),
-            TopologySpec::Cartesian {
-                dims: vec![4, 4, 4],
-                wrap: true,
-                concentration: 2
-            }
+            resolved("torus:4x4x4,c=2"),
+            "Cartesian { dims: [4, 4, 4], wrap: true, concentration: 2 }"
         );
         assert_eq!(
-            spec("dragonfly:p=4").unwrap(),
-            TopologySpec::Dragonfly {
-                p: 4,
-                a: 8,
-                h: 4,
-                g: 33,
-                arrangement: DragonflyArrangement::Absolute
-            }
+            resolved("dragonfly:p=4"),
+            "Dragonfly { p: 4, a: 8, h: 4, g: 33, arrangement: Absolute, global_latency: 1 }"
         );
         assert_eq!(
-            spec("exanest:R=2,N=4,M=2,genome=5/17/8/22").unwrap(),
-            TopologySpec::Exanest {
-                r: 2,
-                n: 4,
-                m: 2,
-                genome: vec![5, 17, 8, 22],
-                concentration: 3
-            }
+            resolved("exanest:R=2,N=4,M=2,genome=5/17/8/22"),
+            "Exanest { r: 2, n: 4, m: 2, genome: [5, 17, 8, 22], concentration: 3, \
+             global_latency: 1 }"
         );
     }
 
@@ -644,15 +491,60 @@ mod tests {
     }
 
     /// Found by fuzzing (fuzz/corpus/problem_file/regression-huge-g.toml): a value above
-    /// i64::MAX, which TOML cannot write back, panicked in the check of unused fields.
+    /// i64::MAX, which TOML cannot write back, panicked in the check of unused fields. The
+    /// kind's parameters are now kept as TOML values, so such a value is refused when read,
+    /// naming its key.
     #[test]
     fn values_above_the_toml_integer_range_are_errors() {
-        let config: TopologyConfig =
-            toml::from_str("kind = \"dragonfly\"\np = 2\ng = 18446744073709551615\n").unwrap();
-        let e = config.build(Path::new("."), 1).unwrap_err().to_string();
-        assert!(
-            e.starts_with("g: the topology would have too many routers"),
-            "{e}"
+        let e = toml::from_str::<TopologyConfig>(
+            "kind = \"dragonfly\"\np = 2\ng = 18446744073709551615\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("u64 value was too large"), "{e}");
+        assert!(e.contains("line 3"), "{e}");
+    }
+
+    /// Checkpoints compare configurations key by key: every key any kind takes is written,
+    /// `null` when unset, under the name its struct writes.
+    #[test]
+    fn writes_every_key_as_the_flat_table_did() {
+        let config = TopologyConfig::parse_spec("exanest:R=2,N=4,M=2").unwrap();
+        let json = serde_json::to_value(&config).unwrap();
+        let keys: Vec<&str> = json
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(|k| k.as_str())
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "a",
+                "arrangement",
+                "bandwidth",
+                "concentration",
+                "degree",
+                "dimension",
+                "dims",
+                "g",
+                "genome",
+                "global_latency",
+                "h",
+                "kind",
+                "local_latency",
+                "m",
+                "n",
+                "name",
+                "p",
+                "path",
+                "r",
+                "routers",
+                "seed",
+                "terminal_latency"
+            ]
         );
+        assert_eq!(json["r"], 2);
+        assert_eq!(json["genome"], serde_json::Value::Null);
     }
 }

@@ -1,32 +1,17 @@
 //! The `[[traffic]]` tables of a problem file: parsing and validation into a resolved class
 //! specification. Every field is documented in `docs/traffic.md`.
 
-use std::path::PathBuf;
+use std::fmt;
 
+use serde::de::{self, DeserializeSeed, MapAccess, Visitor};
+use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize};
 
 use super::process::Sizes;
+use super::registry::{self, PatternEntry};
 use crate::error::{Error, Result};
+use crate::params::Params;
 use crate::topology::spec::clean_serde_message;
-
-/// Destination pattern names accepted by `pattern`.
-pub const PATTERNS: &[&str] = &[
-    "uniform",
-    "transpose",
-    "bitcomp",
-    "bitrev",
-    "shuffle",
-    "tornado",
-    "neighbor",
-    "randperm",
-    "diagonal",
-    "hotspot",
-    "adv",
-    "stencil3d",
-    "manytomany",
-    "randneighbours",
-    "matrix",
-];
 
 /// Most flits per packet: the simulator numbers a packet's flits in 31 bits, and a packet
 /// this long already takes a million cycles to cross one channel.
@@ -38,122 +23,144 @@ pub const MAX_PACKETS_PER_MESSAGE: u32 = 1 << 16;
 /// Injection process names accepted by `injection`.
 pub const INJECTIONS: &[&str] = &["bernoulli", "periodic", "onoff", "alltoall"];
 
-/// The default stencil / many-to-many grid of the dragonfly paper (2,550 terminals).
-pub const DEFAULT_GRID: [usize; 3] = [5, 10, 51];
+/// Declares [`TrafficConfig`]: the keys every class may give (each an `Option`), then
+/// `params`, the pattern's own keys. One list gives the struct, [`COMMON_KEYS`] and the
+/// (de)serialisation, so that a key is added in one place.
+macro_rules! traffic_config {
+    ($(#[$sattr:meta])* pub struct $name:ident {
+        $( $(#[$attr:meta])* $field:ident: $ty:ty, )*
+    }) => {
+        $(#[$sattr])*
+        #[derive(Clone, Debug, Default, PartialEq)]
+        pub struct $name {
+            $( $(#[$attr])* pub $field: Option<$ty>, )*
+            /// The pattern's own parameters as written (`hotspots`, `shift`, `dims`, ...); the
+            /// pattern reads them into its own struct.
+            pub params: Params,
+        }
 
-/// One traffic class: a `[[traffic]]` table. The class index is the table's position.
-///
-/// All fields are optional in the type so that missing and misplaced fields get errors that
-/// name them; [`TrafficConfig`] is validated when the traffic is built.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TrafficConfig {
-    /// A label for reports (default `class<i>`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    /// Destination pattern (one of [`PATTERNS`]); required unless `injection = "alltoall"`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pattern: Option<String>,
-    /// Offered flits per terminal per cycle.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub load: Option<f64>,
-    /// Injection process (one of [`INJECTIONS`]); default `bernoulli`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub injection: Option<String>,
+        /// The keys every `[[traffic]]` table may give, whatever its pattern.
+        pub const COMMON_KEYS: &[&str] = &[$(stringify!($field)),*];
 
-    // Pattern parameters.
-    /// `hotspot`: the hotspot terminals.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hotspots: Option<Vec<usize>>,
-    /// `hotspot`: share of packets sent to a hotspot (default 1).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hotspot_fraction: Option<f64>,
-    /// `adv`: the group offset i of ADV+i (default 1).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shift: Option<usize>,
-    /// `stencil3d` / `manytomany`: the X x Y x Z grid (default 5 x 10 x 51).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dims: Option<Vec<usize>>,
-    /// `matrix`: CSV file of N x N weights (relative to the problem file's folder).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub matrix: Option<PathBuf>,
-    /// `randneighbours`: fewest targets per terminal (default 6).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub neighbours_min: Option<usize>,
-    /// `randneighbours`: most targets per terminal (default 20).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub neighbours_max: Option<usize>,
+        /// Written as one table: the common keys that are set, then the pattern's.
+        impl Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+                let mut map = s.serialize_map(None)?;
+                $(
+                    if let Some(value) = &self.$field {
+                        map.serialize_entry(stringify!($field), value)?;
+                    }
+                )*
+                for key in self.params.keys() {
+                    map.serialize_entry(key, &self.params.get(key))?;
+                }
+                map.end()
+            }
+        }
 
-    // Injection parameters.
-    /// `onoff`: mean ON period in cycles (>= 1).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub burst_on: Option<f64>,
-    /// `onoff`: mean OFF period in cycles (>= 1).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub burst_off: Option<f64>,
-    /// `alltoall`: cycles between the starts of two exchanges.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub period: Option<u64>,
-    /// `alltoall`: terminals per exchange group (consecutive ids; default all).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub group: Option<usize>,
-    /// `alltoall`: spread an exchange's packets evenly over the period (default false: burst).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub spread: Option<bool>,
-    /// `alltoall`: destination order, `rotate` (default) or `shuffle`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub order: Option<String>,
-    /// `alltoall`: packets per message (one message per other member and exchange; a long
-    /// message split into packets, as DPSNN's spike messages are). Default 1.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub packets_per_message: Option<u32>,
-    /// Piecewise load by cycle (instead of `load`), for `bernoulli`, `periodic` and `onoff`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub phases: Option<Vec<PhaseConfig>>,
-
-    // Packet sizes.
-    /// Fixed packet size in flits (default 1).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub packet_size: Option<u32>,
-    /// Smallest payload in flits (uniform between `payload_min` and `payload_max`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub payload_min: Option<u32>,
-    /// Largest payload in flits.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub payload_max: Option<u32>,
-    /// Header flits added to the payload (default 0).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub header: Option<u32>,
-    /// Footer flits added to the payload (default 0).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub footer: Option<u32>,
-
-    /// Most packets waiting in a source queue (none = unbounded); the simulator enforces it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub source_queue: Option<usize>,
-    /// Packets to the source itself, as BookSim2 sends them (they cross one router): `uniform`
-    /// draws the source too, a permutation's fixed points (transpose's diagonal, ...) send to
-    /// themselves, `diagonal` sends its 2/3 share to itself. Default false (none is created),
-    /// true under `simulation.preset = "booksim"`. For `uniform`, `diagonal` and the
-    /// permutations `transpose`, `bitcomp`, `bitrev`, `shuffle`, `tornado`, `neighbor`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub self_packets: Option<bool>,
-    /// Changes this class's random streams without changing the problem's seed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub seed_offset: Option<u64>,
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: de::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+                struct Table;
+                impl<'de> Visitor<'de> for Table {
+                    type Value = $name;
+                    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                        f.write_str("a [[traffic]] table")
+                    }
+                    fn visit_map<A: MapAccess<'de>>(
+                        self,
+                        mut map: A,
+                    ) -> std::result::Result<$name, A::Error> {
+                        let mut c = $name::default();
+                        while let Some(key) = map.next_key::<String>()? {
+                            match key.as_str() {
+                                $( stringify!($field) => c.$field = Some(map.next_value()?), )*
+                                k if registry::all_keys().contains(&k) => {
+                                    c.params.insert_spanned(key, map.next_value()?)
+                                }
+                                _ => map.next_value_seed(UnknownField(key))?,
+                            }
+                        }
+                        Ok(c)
+                    }
+                }
+                d.deserialize_map(Table)
+            }
+        }
+    };
 }
 
-/// The patterns that can send packets to the source itself (`self_packets`).
-pub const SELF_PACKET_PATTERNS: [&str; 8] = [
-    "uniform",
-    "diagonal",
-    "transpose",
-    "bitcomp",
-    "bitrev",
-    "shuffle",
-    "tornado",
-    "neighbor",
-];
+/// A key no `[[traffic]]` table takes: refused as its value is read, so that the error has the
+/// key's path and line, with every key a table may give.
+struct UnknownField(String);
+
+impl<'de> DeserializeSeed<'de> for UnknownField {
+    type Value = ();
+    fn deserialize<D: de::Deserializer<'de>>(self, _: D) -> std::result::Result<(), D::Error> {
+        Err(de::Error::unknown_field(&self.0, registry::all_keys()))
+    }
+}
+
+traffic_config! {
+    /// One traffic class: a `[[traffic]]` table. The class index is the table's position.
+    ///
+    /// All fields are optional in the type so that missing and misplaced fields get errors that
+    /// name them; [`TrafficConfig`] is validated when the traffic is built. The keys below are
+    /// the ones every class may give; the pattern's own parameters are in `params`, read by the
+    /// pattern into its own struct (`traffic::registry` lists the patterns).
+    pub struct TrafficConfig {
+        /// A label for reports (default `class<i>`).
+        name: String,
+        /// Destination pattern (one of `traffic::registry::PATTERNS`); required unless
+        /// `injection = "alltoall"`.
+        pattern: String,
+        /// Offered flits per terminal per cycle.
+        load: f64,
+        /// Injection process (one of [`INJECTIONS`]); default `bernoulli`.
+        injection: String,
+
+        // Injection parameters.
+        /// `onoff`: mean ON period in cycles (>= 1).
+        burst_on: f64,
+        /// `onoff`: mean OFF period in cycles (>= 1).
+        burst_off: f64,
+        /// `alltoall`: cycles between the starts of two exchanges.
+        period: u64,
+        /// `alltoall`: terminals per exchange group (consecutive ids; default all).
+        group: usize,
+        /// `alltoall`: spread an exchange's packets evenly over the period (default false: burst).
+        spread: bool,
+        /// `alltoall`: destination order, `rotate` (default) or `shuffle`.
+        order: String,
+        /// `alltoall`: packets per message (one message per other member and exchange; a long
+        /// message split into packets, as DPSNN's spike messages are). Default 1.
+        packets_per_message: u32,
+        /// Piecewise load by cycle (instead of `load`), for `bernoulli`, `periodic` and `onoff`.
+        phases: Vec<PhaseConfig>,
+
+        // Packet sizes.
+        /// Fixed packet size in flits (default 1).
+        packet_size: u32,
+        /// Smallest payload in flits (uniform between `payload_min` and `payload_max`).
+        payload_min: u32,
+        /// Largest payload in flits.
+        payload_max: u32,
+        /// Header flits added to the payload (default 0).
+        header: u32,
+        /// Footer flits added to the payload (default 0).
+        footer: u32,
+
+        /// Most packets waiting in a source queue (none = unbounded); the simulator enforces it.
+        source_queue: usize,
+        /// Packets to the source itself, as BookSim2 sends them (they cross one router): `uniform`
+        /// draws the source too, a permutation's fixed points (transpose's diagonal, ...) send to
+        /// themselves, `diagonal` sends its 2/3 share to itself. Default false (none is created),
+        /// true under `simulation.preset = "booksim"`. For `uniform`, `diagonal` and the
+        /// permutations `transpose`, `bitcomp`, `bitrev`, `shuffle`, `tornado`, `neighbor`.
+        self_packets: bool,
+        /// Changes this class's random streams without changing the problem's seed.
+        seed_offset: u64,
+    }
+}
 
 /// The `booksim` simulation preset's traffic defaults: `self_packets` on wherever it
 /// applies and is not set.
@@ -162,7 +169,8 @@ pub fn apply_booksim_defaults(configs: &mut [TrafficConfig]) {
         let applies = c
             .pattern
             .as_deref()
-            .is_some_and(|p| SELF_PACKET_PATTERNS.contains(&p));
+            .and_then(registry::find)
+            .is_some_and(|e| e.self_packets);
         if applies && c.self_packets.is_none() {
             c.self_packets = Some(true);
         }
@@ -187,6 +195,18 @@ impl TrafficConfig {
             ..TrafficConfig::default()
         }
     }
+
+    /// Sets the pattern's parameter `key` to a value as the problem file would write it, e.g.
+    /// `TrafficConfig::new("hotspot", 0.1).with("hotspots", [0, 9])`.
+    ///
+    /// # Panics
+    /// If `value` has no TOML form: a programming error.
+    pub fn with(mut self, key: &str, value: impl Serialize) -> Self {
+        let value = toml::Value::try_from(&value)
+            .unwrap_or_else(|e| panic!("traffic.{key} has no TOML form: {e}"));
+        self.params.set(key, value);
+        self
+    }
 }
 
 #[derive(Deserialize)]
@@ -201,16 +221,32 @@ pub fn parse_traffic_tables(text: &str) -> Result<Vec<TrafficConfig>> {
     let de = toml::Deserializer::parse(text)
         .map_err(|e| Error::field(line_of(&e, text), clean_serde_message(e.message())))?;
     let mut track = serde_path_to_error::Track::new();
-    TrafficTables::deserialize(serde_path_to_error::Deserializer::new(de, &mut track))
-        .map(|t| t.traffic)
-        .map_err(|e| {
-            let path = track.path().to_string();
-            let location = line_of(&e, text);
-            Error::field(
-                format!("{location}: {path}"),
-                clean_serde_message(e.message()),
-            )
-        })
+    let mut configs =
+        TrafficTables::deserialize(serde_path_to_error::Deserializer::new(de, &mut track))
+            .map(|t| t.traffic)
+            .map_err(|e| {
+                // A key kept with its position (`toml::Spanned`) adds serde's private name.
+                let path = track
+                    .path()
+                    .to_string()
+                    .replace(".$__serde_spanned_private_value", "");
+                let location = line_of(&e, text);
+                Error::field(
+                    format!("{location}: {path}"),
+                    clean_serde_message(e.message()),
+                )
+            })?;
+    check_types(&mut configs, text)?;
+    Ok(configs)
+}
+
+/// Checks the type of every pattern key of every class, naming its line (`traffic[0].shift`).
+pub fn check_types(configs: &mut [TrafficConfig], text: &str) -> Result<()> {
+    for (i, c) in configs.iter_mut().enumerate() {
+        c.params.locate(text);
+        registry::check_types(&c.params, &format!("traffic[{i}]"))?;
+    }
+    Ok(())
 }
 
 fn line_of(e: &toml::de::Error, text: &str) -> String {
@@ -221,44 +257,6 @@ fn line_of(e: &toml::de::Error, text: &str) -> String {
         ),
         None => "file".to_string(),
     }
-}
-
-/// A validated pattern with its parameters (defaults applied).
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) enum PatternSpec {
-    Uniform,
-    Transpose,
-    BitComp,
-    BitRev,
-    Shuffle,
-    Tornado,
-    Neighbor,
-    RandPerm,
-    Diagonal,
-    Hotspot {
-        hotspots: Vec<usize>,
-        fraction: f64,
-    },
-    Adv {
-        shift: usize,
-    },
-    Stencil3d {
-        dims: [usize; 3],
-    },
-    ManyToMany {
-        dims: [usize; 3],
-    },
-    RandNeighbours {
-        min: usize,
-        max: usize,
-    },
-    Matrix {
-        path: PathBuf,
-    },
-    /// The destinations of an all-to-all exchange: the other members of the group.
-    Group {
-        size: Option<usize>,
-    },
 }
 
 /// A validated injection process.
@@ -301,11 +299,12 @@ pub(crate) enum LoadSpec {
 }
 
 /// A validated `[[traffic]]` table.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub(crate) struct ClassSpec {
     pub name: Option<String>,
     pub pattern_name: String,
-    pub pattern: PatternSpec,
+    /// The pattern's entry; `None` for an all-to-all exchange (its group is the pattern).
+    pub pattern: Option<&'static PatternEntry>,
     pub injection: InjectionSpec,
     pub load: LoadSpec,
     pub sizes: Sizes,
@@ -362,17 +361,20 @@ impl TrafficConfig {
         }
         let alltoall = injection_name == "alltoall";
         let pattern_name = match (&self.pattern, alltoall) {
-            (Some(p), false) if PATTERNS.contains(&p.as_str()) => p.clone(),
+            (Some(p), false) if registry::find(p).is_some() => p.clone(),
             (Some(p), false) => {
                 return Err(Error::field(
                     "pattern",
-                    format!("unknown pattern \"{p}\" (one of {})", quoted(PATTERNS)),
+                    format!(
+                        "unknown pattern \"{p}\" (one of {})",
+                        quoted(&registry::names())
+                    ),
                 ));
             }
             (None, false) => {
                 return Err(Error::field(
                     "pattern",
-                    format!("is required (one of {})", quoted(PATTERNS)),
+                    format!("is required (one of {})", quoted(&registry::names())),
                 ));
             }
             (Some(_), true) => {
@@ -385,14 +387,16 @@ impl TrafficConfig {
         };
         self.check_applicable(&pattern_name, injection_name)?;
         let sizes = self.sizes()?;
-        let pattern = self.pattern_spec(&pattern_name)?;
-        if self.self_packets == Some(true) && !SELF_PACKET_PATTERNS.contains(&pattern_name.as_str())
-        {
+        let pattern = registry::find(&pattern_name);
+        if let Some(entry) = pattern {
+            (entry.check)(&self.params, &format!("pattern = \"{pattern_name}\""))?;
+        }
+        if self.self_packets == Some(true) && !pattern.is_some_and(|e| e.self_packets) {
             return Err(Error::field(
                 "self_packets",
                 format!(
                     "applies only to pattern = {} (this class has \"{pattern_name}\")",
-                    quoted(&SELF_PACKET_PATTERNS)
+                    quoted(&registry::self_packet_names())
                 ),
             ));
         }
@@ -467,46 +471,40 @@ impl TrafficConfig {
 
     /// Rejects parameters that belong to another pattern or injection process.
     fn check_applicable(&self, pattern: &str, injection: &str) -> Result<()> {
-        let pattern_params: [(&str, bool, &[&str]); 7] = [
-            ("hotspots", self.hotspots.is_some(), &["hotspot"]),
-            (
-                "hotspot_fraction",
-                self.hotspot_fraction.is_some(),
-                &["hotspot"],
-            ),
-            ("shift", self.shift.is_some(), &["adv"]),
-            ("dims", self.dims.is_some(), &["stencil3d", "manytomany"]),
-            ("matrix", self.matrix.is_some(), &["matrix"]),
-            (
-                "neighbours_min",
-                self.neighbours_min.is_some(),
-                &["randneighbours"],
-            ),
-            (
-                "neighbours_max",
-                self.neighbours_max.is_some(),
-                &["randneighbours"],
-            ),
-        ];
-        for (field, set, owners) in pattern_params {
-            if set && !owners.contains(&pattern) {
+        let own = registry::find(pattern).map_or(&[][..], |e| (e.keys)());
+        if let Some(field) = self.params.keys().find(|k| !own.contains(k)) {
+            let owners = registry::owners(field);
+            if owners.is_empty() {
+                // Only a class made in code gets here: a table's unknown keys are refused
+                // when it is read.
                 return Err(Error::field(
                     field,
                     format!(
-                        "applies only to pattern = {} (this class has {})",
-                        owners
+                        "unknown field `{field}`, expected one of {}",
+                        registry::all_keys()
                             .iter()
-                            .map(|o| format!("\"{o}\""))
+                            .map(|k| format!("`{k}`"))
                             .collect::<Vec<_>>()
-                            .join(" or "),
-                        if pattern == "alltoall" {
-                            "injection = \"alltoall\"".to_string()
-                        } else {
-                            format!("pattern = \"{pattern}\"")
-                        }
+                            .join(", ")
                     ),
                 ));
             }
+            return Err(Error::field(
+                field,
+                format!(
+                    "applies only to pattern = {} (this class has {})",
+                    owners
+                        .iter()
+                        .map(|o| format!("\"{o}\""))
+                        .collect::<Vec<_>>()
+                        .join(" or "),
+                    if pattern == "alltoall" {
+                        "injection = \"alltoall\"".to_string()
+                    } else {
+                        format!("pattern = \"{pattern}\"")
+                    }
+                ),
+            ));
         }
         let injection_params: [(&str, bool, &[&str]); 8] = [
             (
@@ -621,87 +619,6 @@ impl TrafficConfig {
             ));
         }
         Ok(Sizes::Range { overhead, min, max })
-    }
-
-    fn pattern_spec(&self, name: &str) -> Result<PatternSpec> {
-        let grid = || -> Result<[usize; 3]> {
-            match &self.dims {
-                None => Ok(DEFAULT_GRID),
-                Some(d) if d.len() == 3 && d.iter().all(|&k| k >= 1) => Ok([d[0], d[1], d[2]]),
-                Some(d) => Err(Error::field(
-                    "dims",
-                    format!(
-                        "must be three sizes [X, Y, Z], each at least 1 (got {d:?}); X*Y*Z must equal the terminal count"
-                    ),
-                )),
-            }
-        };
-        Ok(match name {
-            "uniform" => PatternSpec::Uniform,
-            "transpose" => PatternSpec::Transpose,
-            "bitcomp" => PatternSpec::BitComp,
-            "bitrev" => PatternSpec::BitRev,
-            "shuffle" => PatternSpec::Shuffle,
-            "tornado" => PatternSpec::Tornado,
-            "neighbor" => PatternSpec::Neighbor,
-            "randperm" => PatternSpec::RandPerm,
-            "diagonal" => PatternSpec::Diagonal,
-            "hotspot" => {
-                let hotspots = match &self.hotspots {
-                    Some(h) if !h.is_empty() => h.clone(),
-                    _ => {
-                        return Err(Error::field(
-                            "hotspots",
-                            "is required for pattern = \"hotspot\": a non-empty list of terminal ids",
-                        ));
-                    }
-                };
-                let fraction = self.hotspot_fraction.unwrap_or(1.0);
-                if !(0.0..=1.0).contains(&fraction) {
-                    return Err(Error::field(
-                        "hotspot_fraction",
-                        format!("must be between 0 and 1 (got {fraction})"),
-                    ));
-                }
-                PatternSpec::Hotspot { hotspots, fraction }
-            }
-            "adv" => {
-                let shift = self.shift.unwrap_or(1);
-                if shift == 0 {
-                    return Err(Error::field(
-                        "shift",
-                        "must be at least 1 (ADV+i sends from group G to group G+i)",
-                    ));
-                }
-                PatternSpec::Adv { shift }
-            }
-            "stencil3d" => PatternSpec::Stencil3d { dims: grid()? },
-            "manytomany" => PatternSpec::ManyToMany { dims: grid()? },
-            "randneighbours" => {
-                let min = self.neighbours_min.unwrap_or(6);
-                let max = self.neighbours_max.unwrap_or(20.max(min));
-                if min == 0 {
-                    return Err(Error::field("neighbours_min", "must be at least 1"));
-                }
-                if max < min {
-                    return Err(Error::field(
-                        "neighbours_max",
-                        format!("must be at least neighbours_min = {min} (got {max})"),
-                    ));
-                }
-                PatternSpec::RandNeighbours { min, max }
-            }
-            "matrix" => match &self.matrix {
-                Some(path) => PatternSpec::Matrix { path: path.clone() },
-                None => {
-                    return Err(Error::field(
-                        "matrix",
-                        "is required for pattern = \"matrix\": a CSV file of N x N weights",
-                    ));
-                }
-            },
-            _ => PatternSpec::Group { size: self.group },
-        })
     }
 
     fn load_spec(&self, alltoall: bool) -> Result<LoadSpec> {

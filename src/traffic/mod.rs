@@ -15,8 +15,9 @@
 
 mod config;
 mod matrix;
-mod pattern;
+pub mod patterns;
 mod process;
+pub mod registry;
 #[cfg(test)]
 mod tests_patterns;
 #[cfg(test)]
@@ -29,13 +30,14 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 pub use config::{
-    DEFAULT_GRID, INJECTIONS, MAX_PACKET_FLITS, MAX_PACKETS_PER_MESSAGE, PATTERNS, PhaseConfig,
-    SELF_PACKET_PATTERNS, TrafficConfig, apply_booksim_defaults, parse_traffic_tables,
+    COMMON_KEYS, INJECTIONS, MAX_PACKET_FLITS, MAX_PACKETS_PER_MESSAGE, PhaseConfig, TrafficConfig,
+    apply_booksim_defaults, check_types, parse_traffic_tables,
 };
+pub use patterns::grid::DEFAULT_GRID;
 pub use process::SourceState;
 
 use config::{ClassSpec, InjectionSpec, LoadSpec};
-use pattern::Pattern;
+use patterns::{DestinationPattern, Group, PatternInput};
 use process::Process;
 
 use crate::error::{Error, Result};
@@ -59,7 +61,7 @@ const PATTERN_STREAM: u64 = 1 << 63;
 struct Class {
     spec: ClassSpec,
     name: String,
-    pattern: Arc<Pattern>,
+    pattern: Arc<dyn DestinationPattern>,
     process: Process,
     /// Flits per terminal per cycle requested (`load`, the phases' time average, or implied).
     nominal_load: f64,
@@ -192,7 +194,7 @@ impl Traffic {
             if t > now {
                 break;
             }
-            c.process.emit(&c.pattern, &c.spec.sizes, src, t, out);
+            c.process.emit(&*c.pattern, &c.spec.sizes, src, t, out);
         }
     }
 
@@ -251,7 +253,7 @@ impl Traffic {
     /// from `src` to `dst` = offered packet rate of a creation x probability, i.e. flits per
     /// cycle = `nominal_load(class) * p`.
     pub fn destination_distribution(&self, class: usize, src: usize) -> Vec<(u32, f64)> {
-        self.classes[class].pattern.distribution(src as u32)
+        patterns::distribution(&*self.classes[class].pattern, src as u32)
     }
 
     /// The share of terminal `src`'s creations that produce a packet (the sum of
@@ -312,7 +314,19 @@ impl Class {
         let seed = seed.wrapping_add(spec.seed_offset.wrapping_mul(0x9E37_79B9_7F4A_7C15));
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         rng.set_stream(PATTERN_STREAM | index as u64);
-        let pattern = Pattern::build(&spec.pattern, topo, base_dir, &mut rng, spec.self_packets)?;
+        let pattern: Arc<dyn DestinationPattern> = match spec.pattern {
+            Some(entry) => {
+                let input = PatternInput::new(
+                    &spec.pattern_name,
+                    &cfg.params,
+                    topo,
+                    base_dir,
+                    spec.self_packets,
+                );
+                Arc::from((entry.build)(&input, &mut rng)?)
+            }
+            None => Arc::new(Group::new(cfg.group, topo.num_terminals())?),
+        };
         let (process, nominal_load) = Process::build(
             &spec.injection,
             &spec.load,
@@ -324,7 +338,7 @@ impl Class {
         Ok(Class {
             name: spec.name.clone().unwrap_or_else(|| format!("class{index}")),
             spec,
-            pattern: Arc::new(pattern),
+            pattern,
             process,
             nominal_load,
             send_mean,

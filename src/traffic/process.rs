@@ -10,7 +10,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::NewPacket;
 use super::config::{InjectionSpec, LoadSpec};
-use super::pattern::Pattern;
+use super::patterns::DestinationPattern;
 use crate::error::{Error, Result};
 
 /// Packet sizes in flits.
@@ -322,7 +322,7 @@ impl Process {
     /// Creates the packets of the source's next event (due at `now`) and advances it.
     pub(crate) fn emit(
         &self,
-        pattern: &Pattern,
+        pattern: &dyn DestinationPattern,
         sizes: &Sizes,
         s: &mut SourceState,
         now: u64,

@@ -186,10 +186,7 @@ fn traffic_adv_lands_in_the_shifted_group() {
     // p = 2, a = 4: 8 terminals per group, g = 9 groups.
     let topo = dfly(2, 4, 2, 9);
     for shift in [1usize, 4] {
-        let cfg = TrafficConfig {
-            shift: Some(shift),
-            ..pattern("adv")
-        };
+        let cfg = pattern("adv").with("shift", shift);
         let tr = build(cfg, &topo);
         for src in (0..72u32).step_by(5) {
             let group = src / 8;
@@ -209,10 +206,7 @@ fn traffic_adv_lands_in_the_shifted_group() {
     let (field, reason) = build_err(pattern("adv"), &torus(&[4, 4], 1));
     assert_eq!(field, "pattern");
     assert!(reason.contains("dragonfly"), "{reason}");
-    let cfg = TrafficConfig {
-        shift: Some(9),
-        ..pattern("adv")
-    };
+    let cfg = pattern("adv").with("shift", 9);
     assert_eq!(build_err(cfg, &topo).0, "shift");
 }
 
@@ -237,11 +231,9 @@ fn traffic_randperm_is_a_derangement_drawn_from_the_seed() {
 #[test]
 fn traffic_hotspot_fraction() {
     let topo = ring(64);
-    let cfg = TrafficConfig {
-        hotspots: Some(vec![40, 3]),
-        hotspot_fraction: Some(0.3),
-        ..pattern("hotspot")
-    };
+    let cfg = pattern("hotspot")
+        .with("hotspots", vec![40, 3])
+        .with("hotspot_fraction", 0.3);
     let tr = build(cfg, &topo);
     let n = 200_000;
     let hits = samples(&tr, 0, n, 5)
@@ -255,10 +247,7 @@ fn traffic_hotspot_fraction() {
     assert!((dist[&40] - (0.3 + 0.7 / 63.0)).abs() < 1e-12);
     assert!(!dist.contains_key(&3));
     assert!((dist.values().sum::<f64>() - 1.0).abs() < 1e-12);
-    let bad = TrafficConfig {
-        hotspots: Some(vec![64]),
-        ..pattern("hotspot")
-    };
+    let bad = pattern("hotspot").with("hotspots", vec![64]);
     assert_eq!(build_err(bad, &topo).0, "hotspots[0]");
     assert_eq!(build_err(pattern("hotspot"), &topo).0, "hotspots");
 }
@@ -266,10 +255,7 @@ fn traffic_hotspot_fraction() {
 #[test]
 fn traffic_stencil_and_manytomany_on_a_grid() {
     let topo = ring(64);
-    let grid = |name: &str| TrafficConfig {
-        dims: Some(vec![4, 4, 4]),
-        ..pattern(name)
-    };
+    let grid = |name: &str| pattern(name).with("dims", vec![4, 4, 4]);
     // (1, 2, 3) = 57: x +-1, y +-1, z +-1 (z wraps to 0).
     let tr = build(grid("stencil3d"), &topo);
     let dist = tr.destination_distribution(0, 57);
@@ -290,10 +276,7 @@ fn traffic_stencil_and_manytomany_on_a_grid() {
     let tr = build(pattern("stencil3d"), &ring(2550));
     assert_eq!(tr.destination_distribution(0, 0).len(), 6);
     // A dimension of 2 merges the two neighbours; a dimension of 1 sends to itself (nothing).
-    let cfg = TrafficConfig {
-        dims: Some(vec![2, 1, 8]),
-        ..pattern("stencil3d")
-    };
+    let cfg = pattern("stencil3d").with("dims", vec![2, 1, 8]);
     let tr = build(cfg, &ring(16));
     let dist = tr.destination_distribution(0, 0);
     assert_eq!(dist, vec![(1, 2.0 / 6.0), (2, 1.0 / 6.0), (14, 1.0 / 6.0)]);
@@ -316,18 +299,14 @@ fn traffic_randneighbours_draws_6_to_20_targets() {
     }
     assert!(sizes.len() > 3, "sizes vary: {sizes:?}");
     assert_fits(&tr, 17, 30_000);
-    let cfg = TrafficConfig {
-        neighbours_min: Some(3),
-        neighbours_max: Some(3),
-        ..pattern("randneighbours")
-    };
+    let cfg = pattern("randneighbours")
+        .with("neighbours_min", 3)
+        .with("neighbours_max", 3);
     let tr = build(cfg, &topo);
     assert!((0..64).all(|s| tr.destination_distribution(0, s).len() == 3));
-    let cfg = TrafficConfig {
-        neighbours_min: Some(5),
-        neighbours_max: Some(4),
-        ..pattern("randneighbours")
-    };
+    let cfg = pattern("randneighbours")
+        .with("neighbours_min", 5)
+        .with("neighbours_max", 4);
     assert_eq!(build_err(cfg, &topo).0, "neighbours_max");
 }
 
@@ -340,10 +319,7 @@ fn traffic_matrix_from_csv() {
     )
     .unwrap();
     let topo = ring(4);
-    let cfg = TrafficConfig {
-        matrix: Some("m.csv".into()),
-        ..pattern("matrix")
-    };
+    let cfg = pattern("matrix").with("matrix", "m.csv");
     let tr = Traffic::build(std::slice::from_ref(&cfg), &topo, 1, dir.path()).unwrap();
     assert_eq!(
         tr.destination_distribution(0, 0),
@@ -363,10 +339,7 @@ fn traffic_matrix_from_csv() {
     assert!((m[0][2] - 0.375).abs() < 1e-12);
 
     // A missing file: the error names the field and the file.
-    let missing = TrafficConfig {
-        matrix: Some("nope.csv".into()),
-        ..pattern("matrix")
-    };
+    let missing = pattern("matrix").with("matrix", "nope.csv");
     let err = Traffic::build(&[missing], &topo, 1, dir.path()).unwrap_err();
     let Error::Field { field, reason } = &err else {
         panic!("{err}")
@@ -379,10 +352,7 @@ fn traffic_matrix_from_csv() {
         .to_string();
     assert!(err.contains("m.csv") && err.contains("line 2"), "{err}");
     std::fs::write(dir.path().join("m.csv"), "0,1,x,0\n").unwrap();
-    let cfg = TrafficConfig {
-        matrix: Some(dir.path().join("m.csv")),
-        ..pattern("matrix")
-    };
+    let cfg = pattern("matrix").with("matrix", dir.path().join("m.csv"));
     let err = Traffic::build(&[cfg], &topo, 1, Path::new("/"))
         .unwrap_err()
         .to_string();
@@ -392,11 +362,9 @@ fn traffic_matrix_from_csv() {
 #[test]
 fn traffic_distributions_sum_to_one_and_match_samples() {
     let topo = torus(&[8, 8], 1);
-    let hot = TrafficConfig {
-        hotspots: Some(vec![0, 9, 33]),
-        hotspot_fraction: Some(0.5),
-        ..pattern("hotspot")
-    };
+    let hot = pattern("hotspot")
+        .with("hotspots", vec![0, 9, 33])
+        .with("hotspot_fraction", 0.5);
     for cfg in [
         pattern("uniform"),
         pattern("randperm"),
@@ -449,10 +417,7 @@ fn traffic_config_errors_name_the_field() {
         ..TrafficConfig::default()
     };
     assert_eq!(build_err(cfg, &topo).0, "pattern");
-    let cfg = TrafficConfig {
-        shift: Some(2),
-        ..pattern("uniform")
-    };
+    let cfg = pattern("uniform").with("shift", 2);
     let (field, reason) = build_err(cfg, &topo);
     assert_eq!(field, "shift");
     assert!(reason.contains("\"adv\""), "{reason}");
@@ -574,8 +539,7 @@ fn self_packets_send_to_the_source_like_booksim() {
         diagonal.destination_distribution(0, 3),
         vec![(3, 2.0 / 3.0), (4, 1.0 / 3.0)]
     );
-    let mut hot = pattern("hotspot");
-    hot.hotspots = Some(vec![0]);
+    let mut hot = pattern("hotspot").with("hotspots", vec![0]);
     hot.self_packets = Some(true);
     let (field, reason) = build_err(hot, &t);
     assert_eq!(field, "self_packets");

@@ -25,6 +25,7 @@ use crate::error::{Error, Result};
 use crate::search::config::{BisectionMode, Diversity, ExanestSearch, InvalidPolicy, SearchConfig};
 use crate::search::problem::{Evaluation, Objective, SearchProblem};
 use crate::topology::TopologyConfig;
+use crate::topology::generators::exanest::ExanestParams;
 use crate::topology::generators::{
     check_exanest_dims, exanest_links, exanest_router_of, exanest_symmetry,
 };
@@ -166,7 +167,8 @@ impl ExanestProblem {
                 "the exanest search needs kind = \"exanest\" with r, n and m",
             ));
         }
-        if topo.genome.is_some() {
+        let params: ExanestParams = topo.read_params().map_err(|e| e.prefix_field("topology"))?;
+        if params.genome.is_some() {
             return Err(Error::field(
                 "topology.genome",
                 "the search finds the genome; remove it (keep r, n and m)",
@@ -175,7 +177,11 @@ impl ExanestProblem {
         let dim = |name: &str, v: Option<usize>| {
             v.ok_or_else(|| Error::field(format!("topology.{name}"), "missing"))
         };
-        let (r, n, m) = (dim("r", topo.r)?, dim("n", topo.n)?, dim("m", topo.m)?);
+        let (r, n, m) = (
+            dim("r", params.r)?,
+            dim("n", params.n)?,
+            dim("m", params.m)?,
+        );
         let search =
             search.ok_or_else(|| Error::field("search", "missing: add a [search] table"))?;
         check_exanest_dims(r, n, m)

@@ -1,9 +1,147 @@
-//! Meshes, tori, rings, hypercubes and complete graphs.
+//! Meshes, tori, rings, hypercubes and complete graphs: their parameter structs (the keys of
+//! their `[topology]` tables besides the common ones), resolvers and generators.
+
+use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::topology::model::{LinkKind, Shape, Topology, TopologyBuilder};
-use crate::topology::spec::LinkParams;
+use crate::topology::spec::{Generator, LinkParams, ResolveContext, Size, TopologyConfig, require};
 use crate::topology::symmetry::{Digit, Symmetry};
+
+/// `mesh` and `torus`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CartesianParams {
+    /// Routers along each dimension (required).
+    pub dims: Option<Vec<usize>>,
+    /// Terminals per router (default 1).
+    pub concentration: Option<usize>,
+}
+
+/// `ring`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RingParams {
+    /// Routers on the ring (required).
+    pub routers: Option<usize>,
+    /// Terminals per router (default 1).
+    pub concentration: Option<usize>,
+}
+
+/// `hypercube`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HypercubeParams {
+    /// Dimensions, 1 to 24 (required): 2^dimension routers.
+    pub dimension: Option<usize>,
+    /// Terminals per router (default 1).
+    pub concentration: Option<usize>,
+}
+
+/// `complete`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompleteParams {
+    /// Routers, 2 to 4096 (required).
+    pub routers: Option<usize>,
+    /// Terminals per router (default 1).
+    pub concentration: Option<usize>,
+}
+
+/// A mesh or torus (rings and hypercubes are ones too), resolved.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cartesian {
+    pub dims: Vec<usize>,
+    pub wrap: bool,
+    pub concentration: usize,
+}
+
+/// A complete graph, resolved.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Complete {
+    pub routers: usize,
+    pub concentration: usize,
+}
+
+/// Resolves `mesh` and `torus`.
+pub fn resolve(cfg: &TopologyConfig, _: &ResolveContext) -> Result<Box<dyn Generator>> {
+    let p: CartesianParams = cfg.read_params()?;
+    let wrap = match cfg.kind.as_deref() {
+        Some("mesh") => false,
+        Some("torus") => true,
+        _ => return Err(cfg.not_in_family("mesh/torus")),
+    };
+    Ok(Box::new(Cartesian {
+        dims: require(&p.dims, "dims")?.clone(),
+        wrap,
+        concentration: p.concentration.unwrap_or(1),
+    }))
+}
+
+pub fn resolve_ring(cfg: &TopologyConfig, _: &ResolveContext) -> Result<Box<dyn Generator>> {
+    let p: RingParams = cfg.read_params()?;
+    Ok(Box::new(Cartesian {
+        dims: vec![*require(&p.routers, "routers")?],
+        wrap: true,
+        concentration: p.concentration.unwrap_or(1),
+    }))
+}
+
+pub fn resolve_hypercube(cfg: &TopologyConfig, _: &ResolveContext) -> Result<Box<dyn Generator>> {
+    let p: HypercubeParams = cfg.read_params()?;
+    let d = *require(&p.dimension, "dimension")?;
+    if !(1..=24).contains(&d) {
+        return Err(Error::field(
+            "dimension",
+            format!("must be in 1..=24 (got {d})"),
+        ));
+    }
+    Ok(Box::new(Cartesian {
+        dims: vec![2; d],
+        wrap: false,
+        concentration: p.concentration.unwrap_or(1),
+    }))
+}
+
+pub fn resolve_complete(cfg: &TopologyConfig, _: &ResolveContext) -> Result<Box<dyn Generator>> {
+    let p: CompleteParams = cfg.read_params()?;
+    Ok(Box::new(Complete {
+        routers: *require(&p.routers, "routers")?,
+        concentration: p.concentration.unwrap_or(1),
+    }))
+}
+
+impl Generator for Cartesian {
+    fn size(&self) -> Option<Size> {
+        Some(Size {
+            field: "dims",
+            routers: self.dims.iter().try_fold(1usize, |n, &k| n.checked_mul(k)),
+            radix: self
+                .concentration
+                .checked_add(self.dims.len().saturating_mul(2)),
+            concentration: self.concentration,
+        })
+    }
+
+    fn build(&self, links: &LinkParams) -> Result<Topology> {
+        cartesian(&self.dims, self.wrap, self.concentration, links)
+    }
+}
+
+impl Generator for Complete {
+    fn size(&self) -> Option<Size> {
+        Some(Size {
+            field: "routers",
+            routers: Some(self.routers),
+            radix: self.routers.checked_add(self.concentration),
+            concentration: self.concentration,
+        })
+    }
+
+    fn build(&self, links: &LinkParams) -> Result<Topology> {
+        complete(self.routers, self.concentration, links)
+    }
+}
 
 /// A mesh (`wrap = false`) or torus (`wrap = true`) with `dims[d]` routers along dimension `d`.
 ///

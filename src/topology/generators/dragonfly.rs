@@ -12,10 +12,98 @@
 //! * circulant: slot `s` is group `G + (s/2 + 1)` for even `s` and `G - (s/2 + 1)` for odd `s`
 //!   (mod g), so the group graph is a circulant graph; needs `g - 1` even.
 
+use serde::{Deserialize, Serialize};
+
 use crate::error::{Error, Result};
+use crate::topology::import::MAX_PORTS;
 use crate::topology::model::{LinkKind, Shape, Topology, TopologyBuilder};
-use crate::topology::spec::LinkParams;
+use crate::topology::spec::{
+    Generator, LinkParams, ResolveContext, Size, TopologyConfig, check_latency, require,
+};
 use crate::topology::symmetry::{Digit, Symmetry};
+
+/// The keys of a `kind = "dragonfly"` table besides the common ones.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DragonflyParams {
+    /// Terminals per router (required).
+    pub p: Option<usize>,
+    /// Routers per group (default 2p).
+    pub a: Option<usize>,
+    /// Global links per router (default p).
+    pub h: Option<usize>,
+    /// Groups (default a*h + 1).
+    pub g: Option<usize>,
+    /// `absolute` (default), `relative` or `circulant`.
+    pub arrangement: Option<String>,
+    /// Latency of global links in cycles (default 1).
+    pub global_latency: Option<u32>,
+}
+
+/// A dragonfly, resolved.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Dragonfly {
+    pub p: usize,
+    pub a: usize,
+    pub h: usize,
+    pub g: usize,
+    pub arrangement: DragonflyArrangement,
+    pub global_latency: u32,
+}
+
+pub fn resolve(cfg: &TopologyConfig, _: &ResolveContext) -> Result<Box<dyn Generator>> {
+    let params: DragonflyParams = cfg.read_params()?;
+    let p = *require(&params.p, "p")?;
+    // The defaults multiply p: bound every factor by the router radix limit first, so that 2p
+    // and a*h + 1 cannot overflow.
+    for (name, v) in [("p", Some(p)), ("a", params.a), ("h", params.h)] {
+        if let Some(v) = v.filter(|&v| v > MAX_PORTS) {
+            return Err(Error::field(
+                name,
+                format!("{v} is more than a router's {MAX_PORTS} ports"),
+            ));
+        }
+    }
+    let a = params.a.unwrap_or(2 * p);
+    let h = params.h.unwrap_or(p);
+    let g = params.g.unwrap_or(a * h + 1);
+    let arrangement = match params.arrangement.as_deref().unwrap_or("absolute") {
+        "absolute" => DragonflyArrangement::Absolute,
+        "relative" => DragonflyArrangement::Relative,
+        "circulant" => DragonflyArrangement::Circulant,
+        other => {
+            return Err(Error::field(
+                "arrangement",
+                format!("unknown arrangement `{other}` (expected absolute, relative or circulant)"),
+            ));
+        }
+    };
+    Ok(Box::new(Dragonfly {
+        p,
+        a,
+        h,
+        g,
+        arrangement,
+        global_latency: check_latency("global_latency", params.global_latency)?,
+    }))
+}
+
+impl Generator for Dragonfly {
+    fn size(&self) -> Option<Size> {
+        let Dragonfly { p, a, h, g, .. } = *self;
+        Some(Size {
+            field: "g",
+            routers: a.checked_mul(g),
+            radix: p.checked_add(a).and_then(|x| x.checked_add(h)),
+            concentration: p,
+        })
+    }
+
+    fn build(&self, links: &LinkParams) -> Result<Topology> {
+        let links = links.with_global_latency(self.global_latency);
+        dragonfly(self.p, self.a, self.h, self.g, self.arrangement, &links)
+    }
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DragonflyArrangement {

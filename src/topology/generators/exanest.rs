@@ -14,10 +14,104 @@
 //! from another chassis. Every chassis gets the same layout, which keeps the replication
 //! symmetry visible in port numbers too.
 
+use serde::{Deserialize, Serialize};
+
 use crate::error::{Error, Result};
 use crate::topology::model::{LinkKind, Shape, Topology, TopologyBuilder};
-use crate::topology::spec::LinkParams;
+use crate::topology::spec::{
+    Generator, LinkParams, ResolveContext, Size, TopologyConfig, check_latency, require,
+};
 use crate::topology::symmetry::{Digit, Symmetry};
+
+/// The keys of a `kind = "exanest"` table besides the common ones (`R`, `N`, `M` are read as
+/// `r`, `n`, `m`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExanestParams {
+    /// Links per router of a chassis (required).
+    #[serde(alias = "R")]
+    pub r: Option<usize>,
+    /// Chassis per cabinet (required).
+    #[serde(alias = "N")]
+    pub n: Option<usize>,
+    /// Cabinets (required).
+    #[serde(alias = "M")]
+    pub m: Option<usize>,
+    /// The 2R genes of one chassis, 0 = unused (required; the exanest search finds it).
+    pub genome: Option<Vec<i64>>,
+    /// Terminals per router (default 3).
+    pub concentration: Option<usize>,
+    /// Latency of global links in cycles (default 1).
+    pub global_latency: Option<u32>,
+}
+
+/// An ExaNeSt system, resolved.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Exanest {
+    pub r: usize,
+    pub n: usize,
+    pub m: usize,
+    pub genome: Vec<usize>,
+    pub concentration: usize,
+    pub global_latency: u32,
+}
+
+pub fn resolve(cfg: &TopologyConfig, _: &ResolveContext) -> Result<Box<dyn Generator>> {
+    let p: ExanestParams = cfg.read_params()?;
+    let genome = require(&p.genome, "genome")?
+        .iter()
+        .enumerate()
+        .map(|(i, &s)| {
+            usize::try_from(s).map_err(|_| {
+                Error::field(
+                    format!("genome[{}]", i + 1),
+                    format!("gene {} = {s} is negative (0 means unused)", i + 1),
+                )
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Box::new(Exanest {
+        r: *require(&p.r, "r")?,
+        n: *require(&p.n, "n")?,
+        m: *require(&p.m, "m")?,
+        genome,
+        concentration: p.concentration.unwrap_or(3),
+        global_latency: check_latency("global_latency", p.global_latency)?,
+    }))
+}
+
+impl Generator for Exanest {
+    fn size(&self) -> Option<Size> {
+        let Exanest {
+            r,
+            n,
+            m,
+            concentration,
+            ..
+        } = *self;
+        Some(Size {
+            field: "m",
+            routers: n.checked_mul(m).and_then(|x| x.checked_mul(2)),
+            radix: r
+                .checked_mul(2)
+                .and_then(|x| x.checked_add(concentration))
+                .and_then(|x| x.checked_add(1)),
+            concentration,
+        })
+    }
+
+    fn build(&self, links: &LinkParams) -> Result<Topology> {
+        let links = links.with_global_latency(self.global_latency);
+        exanest(
+            self.r,
+            self.n,
+            self.m,
+            &self.genome,
+            self.concentration,
+            &links,
+        )
+    }
+}
 
 /// One decoded cable: 1-based global link numbers on both ends, and whether it is external.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

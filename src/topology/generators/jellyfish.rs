@@ -12,10 +12,66 @@ use std::collections::BTreeSet;
 use rand::{SeedableRng, seq::IndexedRandom};
 use rand_chacha::ChaCha8Rng;
 
+use serde::{Deserialize, Serialize};
+
 use crate::error::{Error, Result};
 use crate::topology::graph::RouterGraph;
 use crate::topology::model::{LinkKind, Shape, Topology, TopologyBuilder};
-use crate::topology::spec::LinkParams;
+use crate::topology::spec::{Generator, LinkParams, ResolveContext, Size, TopologyConfig, require};
+
+/// The keys of a `kind = "jellyfish"` table besides the common ones.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JellyfishParams {
+    /// Routers (required).
+    pub routers: Option<usize>,
+    /// Router-to-router links per router (required).
+    pub degree: Option<usize>,
+    /// Terminals per router (default 1).
+    pub concentration: Option<usize>,
+    /// The graph's seed (default: the problem's seed).
+    pub seed: Option<u64>,
+}
+
+/// A Jellyfish graph, resolved.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Jellyfish {
+    pub routers: usize,
+    pub degree: usize,
+    pub concentration: usize,
+    pub seed: u64,
+}
+
+pub fn resolve(cfg: &TopologyConfig, ctx: &ResolveContext) -> Result<Box<dyn Generator>> {
+    let p: JellyfishParams = cfg.read_params()?;
+    Ok(Box::new(Jellyfish {
+        routers: *require(&p.routers, "routers")?,
+        degree: *require(&p.degree, "degree")?,
+        concentration: p.concentration.unwrap_or(1),
+        seed: p.seed.unwrap_or(ctx.default_seed),
+    }))
+}
+
+impl Generator for Jellyfish {
+    fn size(&self) -> Option<Size> {
+        Some(Size {
+            field: "degree",
+            routers: Some(self.routers),
+            radix: self.degree.checked_add(self.concentration),
+            concentration: self.concentration,
+        })
+    }
+
+    fn build(&self, links: &LinkParams) -> Result<Topology> {
+        jellyfish(
+            self.routers,
+            self.degree,
+            self.concentration,
+            self.seed,
+            links,
+        )
+    }
+}
 
 pub fn jellyfish(
     routers: usize,

@@ -1,10 +1,14 @@
-//! Topology generators. Each documents its router numbering and port numbering; the simulator's
-//! routing functions rely on both. The general rule: terminal ports first, then network ports.
+//! Topology generators, one file per family: each holds the parameter struct of its kinds (the
+//! keys of their `[topology]` tables besides the common ones), their resolvers (which check the
+//! parameters and fill in defaults) and the generator itself; `topology::registry` lists them.
+//! Each documents its router numbering and port numbering; the simulator's routing functions
+//! rely on both. The general rule: terminal ports first, then network ports.
 
-mod cartesian;
-mod dragonfly;
-mod exanest;
-mod jellyfish;
+pub mod cartesian;
+pub mod dragonfly;
+pub mod exanest;
+pub mod file;
+pub mod jellyfish;
 
 pub use cartesian::{cartesian, complete};
 pub use dragonfly::{DragonflyArrangement, dragonfly};
