@@ -6,8 +6,8 @@ use std::path::Path;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use fabricopt::problem_file::LoadedProblem;
-use fabricopt::topology::{Topology, TopologyConfig};
 use fabricopt::topology::metrics::{self, MetricsOptions, bisection, edge_connectivity, summarize};
+use fabricopt::topology::{Topology, TopologyConfig};
 
 fn load(name: &str) -> (Topology, MetricsOptions) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -84,7 +84,10 @@ fn bisection_scaling(c: &mut Criterion) {
         ("jellyfish-264-15", "jellyfish:routers=264,degree=15,seed=3"),
         ("torus-32x16x16", "torus:32x16x16"),
         ("jellyfish-8192-8", "jellyfish:routers=8192,degree=8,seed=4"),
-        ("jellyfish-8192-16", "jellyfish:routers=8192,degree=16,seed=5"),
+        (
+            "jellyfish-8192-16",
+            "jellyfish:routers=8192,degree=16,seed=5",
+        ),
     ] {
         let topo = TopologyConfig::parse_spec(spec)
             .expect("valid spec")

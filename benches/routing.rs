@@ -26,7 +26,10 @@ fn topology(spec: &str) -> Topology {
 fn candidates(c: &mut Criterion) {
     let mut group = c.benchmark_group("candidates");
     group.sample_size(10);
-    for (label, spec) in [("mesh-4x4x4", "mesh:4x4x4"), ("dragonfly-264", DRAGONFLY_264)] {
+    for (label, spec) in [
+        ("mesh-4x4x4", "mesh:4x4x4"),
+        ("dragonfly-264", DRAGONFLY_264),
+    ] {
         let topo = topology(spec);
         group.bench_function(label, |b| {
             b.iter(|| generate_candidates(&topo, &CandidateOptions::default()).unwrap())

@@ -27,10 +27,10 @@ use fabricopt::topology::{Topology, TopologyConfig};
 const MAX_BUILT_PORTS: usize = 4096;
 
 /// A target's body: any bytes in, a panic only for a bug.
-pub type Target = fn(&[u8]);
+pub(crate) type Target = fn(&[u8]);
 
 /// Every target, by the name of its corpus folder (`fuzz/corpus/<name>/`) and binary.
-pub const TARGETS: &[(&str, Target)] = &[
+pub(crate) const TARGETS: &[(&str, Target)] = &[
     ("problem_file", problem_file),
     ("topology_json", topology_json),
     ("topology_edge_list", topology_edge_list),
@@ -50,7 +50,7 @@ fn text(data: &[u8]) -> Option<&str> {
 
 /// A problem file as `simulate`, `search` and `routes evolve` read it: parsed, every table
 /// checked, the topology, traffic and routing built when the topology is small.
-pub fn problem_file(data: &[u8]) {
+pub(crate) fn problem_file(data: &[u8]) {
     let Some(text) = text(data) else { return };
     let Ok(problem) = parse_problem(text) else {
         return;
@@ -105,20 +105,20 @@ fn topology_file(data: &[u8], format: TopologyFileFormat, name: &str) {
     }
 }
 
-pub fn topology_json(data: &[u8]) {
+pub(crate) fn topology_json(data: &[u8]) {
     topology_file(data, TopologyFileFormat::Json, "fuzz.json");
 }
 
-pub fn topology_edge_list(data: &[u8]) {
+pub(crate) fn topology_edge_list(data: &[u8]) {
     topology_file(data, TopologyFileFormat::EdgeList, "fuzz.txt");
 }
 
-pub fn topology_anynet(data: &[u8]) {
+pub(crate) fn topology_anynet(data: &[u8]) {
     topology_file(data, TopologyFileFormat::Anynet, "fuzz.anynet");
 }
 
 /// A `topo` command-line spec (`mesh:4x4,c=2`): parsed, checked, built when small.
-pub fn topology_spec(data: &[u8]) {
+pub(crate) fn topology_spec(data: &[u8]) {
     let Some(text) = text(data) else { return };
     let Ok(config) = TopologyConfig::parse_spec(text) else {
         return;
@@ -140,28 +140,28 @@ fn mesh() -> &'static Topology {
     })
 }
 
-pub fn routing_table_json(data: &[u8]) {
+pub(crate) fn routing_table_json(data: &[u8]) {
     let Some(text) = text(data) else { return };
     if let Ok((table, _)) = io::parse_json(text, Path::new("fuzz.json")) {
         let _ = table.validate(mesh());
     }
 }
 
-pub fn routing_table_csv(data: &[u8]) {
+pub(crate) fn routing_table_csv(data: &[u8]) {
     let Some(text) = text(data) else { return };
     if let Ok((table, _)) = io::parse_csv(text, Path::new("fuzz.csv"), mesh().num_routers()) {
         let _ = table.validate(mesh());
     }
 }
 
-pub fn routing_table_paths(data: &[u8]) {
+pub(crate) fn routing_table_paths(data: &[u8]) {
     let Some(text) = text(data) else { return };
     if let Ok(table) = io::parse_path_list(text, Path::new("fuzz.paths"), mesh()) {
         let _ = table.validate(mesh());
     }
 }
 
-pub fn routing_table_lft(data: &[u8]) {
+pub(crate) fn routing_table_lft(data: &[u8]) {
     let Some(text) = text(data) else { return };
     let path = Path::new("fuzz.lft");
     if let Ok(lft) = io::parse_lft(text, path) {
@@ -191,7 +191,7 @@ fn zdt1_problem() -> &'static RealProblem {
 
 /// A `checkpoint.json`: parsed, checked as `--resume` checks it, and, when it passes and the
 /// rest of the run is short, resumed to the end: a state that passes the checks must run.
-pub fn checkpoint(data: &[u8]) {
+pub(crate) fn checkpoint(data: &[u8]) {
     let Some(text) = text(data) else { return };
     resume(exanest_problem(), text);
     resume(zdt1_problem(), text);
@@ -235,7 +235,7 @@ fn resume<P: SearchProblem>(problem: &P, text: &str) {
 
 /// The `hypervolume` command's reader, then the hypervolume and the contributions of what it
 /// read (small sets only: the exact hypervolume is exponential in the dimension).
-pub fn hypervolume_csv(data: &[u8]) {
+pub(crate) fn hypervolume_csv(data: &[u8]) {
     let Some(text) = text(data) else { return };
     let path = Path::new("fuzz.csv");
     let by_name = ["f1".to_string(), "f2".to_string()];

@@ -58,7 +58,7 @@ impl Error {
 
     /// Places a field error under a table of the problem file (`dims` -> `topology.dims`);
     /// other errors pass unchanged.
-    pub fn prefix_field(self, table: &str) -> Self {
+    pub(crate) fn prefix_field(self, table: &str) -> Self {
         match self {
             Error::Field { field, reason } => Error::Field {
                 field: format!("{table}.{field}"),
@@ -69,7 +69,7 @@ impl Error {
     }
 
     /// Attach a file to an error that was raised while interpreting that file's content.
-    pub fn in_file(self, path: impl Into<PathBuf>) -> Self {
+    pub(crate) fn in_file(self, path: impl Into<PathBuf>) -> Self {
         match self {
             Error::Field { field, reason } => Error::Parse {
                 path: path.into(),

@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 /// folder, its folder exists and takes new files. The check creates and removes a probe file
 /// of the kind the write itself creates, so permissions, read-only mounts and a file standing
 /// where a folder should be are all caught.
-pub fn check_writable(path: &Path) -> Result<()> {
+pub(crate) fn check_writable(path: &Path) -> Result<()> {
     let fail = |reason: String| {
         Err(Error::File {
             path: path.to_path_buf(),
@@ -41,7 +41,7 @@ pub fn check_writable(path: &Path) -> Result<()> {
 
 /// Checks, before any work, that `dir` is a folder that takes new files, or that it can be
 /// created (`create_dir_all`): its nearest existing ancestor is a folder that takes new files.
-pub fn check_dir_writable(dir: &Path) -> Result<()> {
+pub(crate) fn check_dir_writable(dir: &Path) -> Result<()> {
     let fail = |reason: String| {
         Err(Error::File {
             path: dir.to_path_buf(),
@@ -82,7 +82,7 @@ static PROBES: AtomicUsize = AtomicUsize::new(0);
 /// Writes `contents` to a temporary file next to `path`, then renames it over `path`, so that
 /// readers never see a half-written file. The first write into a directory also removes the
 /// temporary files that killed runs left there ([`remove_stale_temporaries`]).
-pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<()> {
+pub(crate) fn write_atomically(path: &Path, contents: &[u8]) -> Result<()> {
     static COUNTER: AtomicUsize = AtomicUsize::new(0);
     static CLEANED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
     let Some(name) = path.file_name() else {
@@ -130,7 +130,7 @@ pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<()> {
 /// it behind. A file of a live process (or, where process ids cannot be checked, any file
 /// younger than a day) is left alone. Best effort: failures are ignored. Returns how many
 /// files were removed.
-pub fn remove_stale_temporaries(dir: &Path) -> usize {
+pub(crate) fn remove_stale_temporaries(dir: &Path) -> usize {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return 0;
     };

@@ -35,7 +35,7 @@ impl Params {
     }
 
     /// Every field of `params` that is not `None`, e.g. a typed parameter struct.
-    pub fn from_struct(params: &impl Serialize) -> Result<Self> {
+    pub(crate) fn from_struct(params: &impl Serialize) -> Result<Self> {
         let values =
             toml::Table::try_from(params).map_err(|e| Error::field("parameters", e.to_string()))?;
         Ok(Params {
@@ -62,12 +62,12 @@ impl Params {
         self.values.is_empty()
     }
 
-    pub fn keys(&self) -> impl Iterator<Item = &str> {
+    pub(crate) fn keys(&self) -> impl Iterator<Item = &str> {
         self.values.keys().map(String::as_str)
     }
 
     /// Turns the byte offsets recorded while reading `text` into line numbers.
-    pub fn locate(&mut self, text: &str) {
+    pub(crate) fn locate(&mut self, text: &str) {
         for (key, &offset) in &self.offsets {
             let line = text[..offset.min(text.len())].matches('\n').count() + 1;
             self.lines.insert(key.clone(), line);
@@ -124,7 +124,7 @@ impl Params {
 
 /// The field names a derived `Deserialize` struct declares (serde passes them to
 /// `deserialize_struct`), so that the list a message quotes is the struct's own.
-pub fn field_names<P: DeserializeOwned>() -> &'static [&'static str] {
+pub(crate) fn field_names<P: DeserializeOwned>() -> &'static [&'static str] {
     struct Probe(Option<&'static [&'static str]>);
     #[derive(Debug)]
     struct Stop;
@@ -166,7 +166,7 @@ pub fn field_names<P: DeserializeOwned>() -> &'static [&'static str] {
 
 /// The names a parameter struct writes its fields under, in declaration order: the
 /// [`field_names`] without serde aliases (exanest reads `R` as `r` and writes `r`).
-pub fn own_field_names<P: DeserializeOwned + Serialize + Default>() -> Vec<&'static str> {
+pub(crate) fn own_field_names<P: DeserializeOwned + Serialize + Default>() -> Vec<&'static str> {
     let written = serde_json::to_value(P::default()).unwrap_or_default();
     field_names::<P>()
         .iter()
@@ -189,14 +189,14 @@ impl Serialize for Params {
 
 impl Params {
     /// Adds a key read from TOML text with where its value starts (for [`Params::locate`]).
-    pub fn insert_spanned(&mut self, key: String, value: toml::Spanned<toml::Value>) {
+    pub(crate) fn insert_spanned(&mut self, key: String, value: toml::Spanned<toml::Value>) {
         self.offsets.insert(key.clone(), value.span().start);
         self.values.insert(key, value.into_inner());
     }
 
     /// Reads a table made of a selector key (`algorithm`) and an entry's parameters, keeping
     /// where each parameter's value starts in the TOML text (for [`Params::locate`]).
-    pub fn read_with_selector<'de, A: MapAccess<'de>>(
+    pub(crate) fn read_with_selector<'de, A: MapAccess<'de>>(
         mut map: A,
         selector: &str,
     ) -> std::result::Result<(Option<String>, Params), A::Error> {

@@ -74,10 +74,10 @@ impl Default for MetricsConfig {
 }
 
 /// Most partitioner restarts (`metrics.bisection_restarts`).
-pub const MAX_BISECTION_RESTARTS: usize = 10_000;
+pub(crate) const MAX_BISECTION_RESTARTS: usize = 10_000;
 
 impl MetricsConfig {
-    pub fn options(&self, seed: u64) -> Result<MetricsOptions> {
+    pub(crate) fn options(&self, seed: u64) -> Result<MetricsOptions> {
         if self.bisection_restarts == 0 {
             return Err(Error::field(
                 "metrics.bisection_restarts",

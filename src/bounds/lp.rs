@@ -17,9 +17,11 @@ use crate::topology::Topology;
 /// (pure Rust) otherwise: on the 64-router routing LP Clarabel takes seconds where microlp takes
 /// minutes (docs/bounds.md has the measurements).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum LpSolver {
+pub(crate) enum LpSolver {
     /// Pure-Rust simplex (good_lp's `microlp` feature): exact vertex solutions, but far slower
     /// than Clarabel beyond a few thousand variables.
+    // Only the tests cross-check the default solver against it (100x slower here).
+    #[cfg(test)]
     Microlp,
     /// Pure-Rust interior point (good_lp's `clarabel` feature), accurate to about 1e-8.
     #[cfg_attr(not(feature = "highs"), default)]
@@ -31,8 +33,10 @@ pub enum LpSolver {
 }
 
 impl LpSolver {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
+            #[cfg(test)]
+            #[cfg(test)]
             LpSolver::Microlp => "microlp",
             LpSolver::Clarabel => "clarabel",
             #[cfg(feature = "highs")]
@@ -51,6 +55,7 @@ fn minimise(
     let lp_error = |e: good_lp::ResolutionError| Error::field("lp", format!("{e}"));
     let problem = vars.minimise(t);
     let value = match solver {
+        #[cfg(test)]
         LpSolver::Microlp => problem
             .using(good_lp::microlp)
             .with_all(constraints)
@@ -89,7 +94,7 @@ fn demand_scale(demand: &RouterDemand) -> f64 {
 /// twice) `<= t`, minimise `t`. Identical candidates of a pair share one variable, and a pair
 /// with a single distinct candidate is a constant load. The optimum is a lower bound on the max
 /// channel load of every table drawn from the candidates (and equals the best fractional mix).
-pub fn candidate_bound_with(
+pub(crate) fn candidate_bound_with(
     topo: &Topology,
     cands: &CandidateSet,
     demand: &RouterDemand,
@@ -195,7 +200,7 @@ fn path_channels(
 /// min-congestion: any per-source flow decomposes into paths to its destinations). Variables
 /// `f[s][c] >= 0` per source and network channel; conservation at every router; `sum_s f[s][c]
 /// <= t * bandwidth(c)`; minimise `t`.
-pub fn routing_bound_exact(
+pub(crate) fn routing_bound_exact(
     topo: &Topology,
     demand: &RouterDemand,
     solver: LpSolver,

@@ -22,7 +22,7 @@ use crate::topology::Topology;
 /// Stopping rule of [`routing_bound_approx`]. The iteration is deterministic (no clock), so
 /// the same input always gives the same bound.
 #[derive(Clone, Debug)]
-pub struct ApproxOptions {
+pub(crate) struct ApproxOptions {
     /// Stop once `upper / lower - 1 <= target_gap`.
     pub target_gap: f64,
     /// Length update step (Garg–Könemann's ε): smaller converges closer but more slowly.
@@ -121,7 +121,7 @@ fn dual_bound(net: &Network, len: &[f64], sources: &[(usize, Vec<(usize, f64)>)]
 /// Min-congestion routing over all paths by the Garg–Könemann / Fleischer scheme with one
 /// shortest-path tree per source router per step. Returns the certified lower bound as
 /// `max_load` and `gap = upper / lower - 1` (see [`BoundKind::Approximate`]).
-pub fn routing_bound_approx(
+pub(crate) fn routing_bound_approx(
     topo: &Topology,
     demand: &RouterDemand,
     opts: &ApproxOptions,

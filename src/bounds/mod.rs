@@ -24,14 +24,14 @@ use crate::routing::table::{CandidateSet, pair_of};
 use crate::topology::Topology;
 use crate::topology::model::Endpoint;
 
-pub use lp::{LpSolver, candidate_bound_with, routing_bound_exact};
-pub use mcf::{ApproxOptions, routing_bound_approx};
+pub(crate) use lp::{LpSolver, candidate_bound_with, routing_bound_exact};
+pub(crate) use mcf::{ApproxOptions, routing_bound_approx};
 
 /// Largest router count [`routing_bound`] solves exactly. The edge LP has (sources × channels)
 /// variables; with the default solver (Clarabel) it took 0.3 s on an 8x8 mesh and 2–4 s on a
 /// 4x4x4 mesh (docs/bounds.md), and interior-point cost grows faster than linearly in the size,
 /// so larger networks use the approximation, whose certified gap is reported instead.
-pub const EXACT_ROUTER_LIMIT: usize = 64;
+pub(crate) const EXACT_ROUTER_LIMIT: usize = 64;
 
 /// How good a bound is.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -77,7 +77,7 @@ impl Bound {
 
 /// LP relaxation of choosing one candidate path per pair: see [`candidate_bound_with`]; uses
 /// the default solver.
-pub fn candidate_bound(
+pub(crate) fn candidate_bound(
     topo: &Topology,
     cands: &CandidateSet,
     demand: &RouterDemand,
@@ -99,7 +99,7 @@ pub fn routing_bound(topo: &Topology, demand: &RouterDemand) -> Result<Bound> {
 /// column sum, over the link's bandwidth) for a terminal matrix in flits per cycle. No routing
 /// can avoid these loads, so `max(this, routing bound)` is still a lower bound on the max
 /// channel load; it binds when terminal links are slower than the network can deliver.
-pub fn terminal_load(topo: &Topology, matrix: &[Vec<f64>]) -> f64 {
+pub(crate) fn terminal_load(topo: &Topology, matrix: &[Vec<f64>]) -> f64 {
     let mut ejected = vec![0.0; topo.num_terminals()];
     let mut worst: f64 = 0.0;
     for (s, row) in matrix.iter().enumerate().take(topo.num_terminals()) {
@@ -232,7 +232,7 @@ fn check_demand(topo: &Topology, net: &Network, demand: &RouterDemand) -> Result
 /// When every flow has the same rate and every router link the same bandwidth, a single-path
 /// table loads each channel with a whole number of flows, so a lower bound `b` rounds up to
 /// the next multiple of one flow's utilisation (integrality).
-pub fn single_path_bound(topo: &Topology, demand: &RouterDemand, b: &Bound) -> Bound {
+pub(crate) fn single_path_bound(topo: &Topology, demand: &RouterDemand, b: &Bound) -> Bound {
     let rates: Vec<f64> = demand.demand.iter().copied().filter(|&d| d > 0.0).collect();
     let bandwidths: Vec<f64> = topo
         .links

@@ -38,7 +38,7 @@ pub struct BenchArgs {
 }
 
 #[derive(Serialize)]
-pub struct CaseResult {
+pub(crate) struct CaseResult {
     pub name: String,
     pub cycles: u64,
     pub cycles_per_s: f64,
@@ -74,7 +74,7 @@ pub fn warmed_engine(setup: &Setup) -> Engine<'_> {
 }
 
 /// Runs one case: warm-up untimed, then `measure_cycles` timed; the median of `repeat` runs.
-pub fn run_case(name: &str, text: &str, repeat: usize) -> Result<CaseResult> {
+pub(crate) fn run_case(name: &str, text: &str, repeat: usize) -> Result<CaseResult> {
     if repeat == 0 {
         bail!("repeat: must be at least 1 (the median of no run is undefined)");
     }

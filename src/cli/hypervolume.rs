@@ -49,7 +49,7 @@ pub struct HypervolumeArgs {
     pub json: bool,
 }
 
-pub fn run(args: &HypervolumeArgs) -> Result<()> {
+pub(super) fn run(args: &HypervolumeArgs) -> Result<()> {
     let mut reference = parse_reference(&args.reference)?;
     let text = std::fs::read_to_string(&args.points).map_err(|e| Error::io(&args.points, e))?;
     let table = parse_points(&args.points, &text, reference.len(), &args.columns)?;

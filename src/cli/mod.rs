@@ -20,7 +20,7 @@ use clap::{Parser, Subcommand};
     version,
     about = "Designs HPC interconnects: topologies, routing and a flit-level simulator"
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     pub command: Command,
 }

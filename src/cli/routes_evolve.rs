@@ -49,7 +49,7 @@ pub struct EvolveArgs {
     pub quiet: bool,
 }
 
-pub fn run_evolve(args: &EvolveArgs) -> Result<()> {
+pub(crate) fn run_evolve(args: &EvolveArgs) -> Result<()> {
     let mut loaded = LoadedProblem::read(&args.problem)?;
     if let Some(seed) = args.seed {
         loaded.problem.seed = seed;

@@ -7,7 +7,7 @@ use crate::pipeline::search::ExanestReport;
 use crate::search::problems::exanest_report::render;
 
 /// The text printed after the run tables.
-pub fn text(report: &ExanestReport) -> String {
+pub(super) fn text(report: &ExanestReport) -> String {
     let mut text = render(&report.table, report.paper);
     if report.paper {
         text.push_str(

@@ -9,11 +9,12 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::bounds::BoundKind;
+pub(crate) use crate::pipeline::simulate::Normalise;
+pub use crate::pipeline::simulate::Setup;
 use crate::pipeline::simulate::{
     self as pipeline, CompareReport, Scale, SimulateObserver, SimulateOptions, SimulateOutcome,
     SimulateReport,
 };
-pub use crate::pipeline::simulate::{Normalise, Setup, parse_sweep};
 use crate::problem_file::LoadedProblem;
 use crate::sim::{self, LoadPoint};
 

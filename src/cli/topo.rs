@@ -42,7 +42,7 @@ pub enum ExportFormat {
     Anynet,
 }
 
-pub fn run(args: &TopoArgs) -> Result<()> {
+pub(super) fn run(args: &TopoArgs) -> Result<()> {
     if let (Some(output), Some(_)) = (&args.output, args.export) {
         super::check_output_file("--output", output)?;
     }
@@ -88,7 +88,7 @@ pub fn run(args: &TopoArgs) -> Result<()> {
 }
 
 /// Builds the topology from a spec, problem file or topology file.
-pub fn load(arg: &str, seed: Option<u64>) -> Result<(Topology, MetricsOptions)> {
+pub(super) fn load(arg: &str, seed: Option<u64>) -> Result<(Topology, MetricsOptions)> {
     let path = Path::new(arg);
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
     let looks_like_file =

@@ -7,13 +7,13 @@ use plotters::prelude::*;
 use crate::error::{Error, Result};
 
 /// One curve of a plot.
-pub struct Series<'a> {
+pub(crate) struct Series<'a> {
     pub label: &'a str,
     pub points: Vec<(f64, f64)>,
 }
 
 /// Draws `series` as lines with markers into an SVG file at `path` (written atomically).
-pub fn line_plot(
+pub(crate) fn line_plot(
     path: &Path,
     title: &str,
     x_label: &str,

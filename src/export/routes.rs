@@ -22,7 +22,7 @@ use crate::routing::table::{PathOrigin, RoutingTable, pair_of};
 use crate::topology::Topology;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RoutesFormat {
+pub(crate) enum RoutesFormat {
     Json,
     Csv,
     Paths,
@@ -31,7 +31,7 @@ pub enum RoutesFormat {
 
 impl RoutesFormat {
     /// The usual file extension (without the dot).
-    pub fn extension(self) -> &'static str {
+    pub(crate) fn extension(self) -> &'static str {
         match self {
             RoutesFormat::Json => "json",
             RoutesFormat::Csv => "csv",
@@ -43,7 +43,7 @@ impl RoutesFormat {
 
 /// Writes the table in `format` to `path` atomically; returns warnings (what the format
 /// cannot express).
-pub fn write_routes(
+pub(crate) fn write_routes(
     topo: &Topology,
     table: &RoutingTable,
     meta: &TableMetadata,
@@ -57,7 +57,7 @@ pub fn write_routes(
 
 /// The file contents for `format`, with warnings. Fails for LFTs when the table is not
 /// destination-based and when a CSV VC class cannot be written.
-pub fn to_format_string(
+pub(crate) fn to_format_string(
     topo: &Topology,
     table: &RoutingTable,
     meta: &TableMetadata,
@@ -119,7 +119,7 @@ pub fn to_json_string(table: &RoutingTable, meta: &TableMetadata) -> String {
 /// (`source`, `destination`) router at hop index `hop` leaves by `output_port` on VC class
 /// `vc_class` (`vc_class[pair]`, or `table` when not given). Rows are sorted by router, then
 /// source, destination and hop, so that each router's forwarding state is one block.
-pub fn to_csv_string(table: &RoutingTable, vc_class: &[Option<String>]) -> Result<String> {
+pub(crate) fn to_csv_string(table: &RoutingTable, vc_class: &[Option<String>]) -> Result<String> {
     let n = table.num_routers;
     let mut rows: Vec<(u32, usize, usize, usize, u16, &str)> = Vec::new();
     for (pair, p) in table.paths.iter().enumerate() {
@@ -155,7 +155,7 @@ pub fn to_csv_string(table: &RoutingTable, vc_class: &[Option<String>]) -> Resul
 /// router pair in pair order. Router-level only, so reading it back takes the lowest port
 /// between consecutive routers; paths that take another of several parallel links are
 /// counted in a warning (their port choice is lost).
-pub fn to_path_list_string(topo: &Topology, table: &RoutingTable) -> (String, Vec<String>) {
+pub(crate) fn to_path_list_string(topo: &Topology, table: &RoutingTable) -> (String, Vec<String>) {
     let n = table.num_routers;
     let lowest = lowest_ports(topo);
     let mut other_port = 0usize;
@@ -199,7 +199,7 @@ fn one_line(s: &str) -> String {
 /// The single next port of every (router, destination router), `next[r * n + d]`
 /// (`u16::MAX` on the diagonal), or an error naming the first (router, destination) pair
 /// that two paths leave by different ports.
-pub fn destination_next_hops(table: &RoutingTable) -> Result<Vec<u16>> {
+pub(crate) fn destination_next_hops(table: &RoutingTable) -> Result<Vec<u16>> {
     let n = table.num_routers;
     let mut next = vec![u16::MAX; n * n];
     // The pair that set each slot, to name both paths in the error.
@@ -240,7 +240,7 @@ pub fn destination_next_hops(table: &RoutingTable) -> Result<Vec<u16>> {
 /// Every switch gets an entry for every LID. Needs a destination-based table (one next hop per
 /// (router, destination)); a terminal's LID follows its router's next hops and, at its router,
 /// leaves by its terminal port.
-pub fn to_lft_string(topo: &Topology, table: &RoutingTable) -> Result<String> {
+pub(crate) fn to_lft_string(topo: &Topology, table: &RoutingTable) -> Result<String> {
     let n = table.num_routers;
     let entries = lft_entries(topo, table)?;
     let max_lid = n + topo.num_terminals();
@@ -285,7 +285,7 @@ pub fn to_lft_string(topo: &Topology, table: &RoutingTable) -> Result<String> {
 
 /// Per switch, the InfiniBand output port for every LID 1..=num_routers + num_terminals
 /// (`entries[r][lid - 1]`).
-pub fn lft_entries(topo: &Topology, table: &RoutingTable) -> Result<Vec<Vec<u8>>> {
+pub(crate) fn lft_entries(topo: &Topology, table: &RoutingTable) -> Result<Vec<Vec<u8>>> {
     let n = table.num_routers;
     if n != topo.num_routers() {
         return Err(Error::field(
@@ -338,7 +338,7 @@ pub fn lft_entries(topo: &Topology, table: &RoutingTable) -> Result<Vec<Vec<u8>>
 
 /// Algorithms whose first-choice path in an empty network is the path every packet takes
 /// (no adaptivity, no random intermediate): their walked table is exact.
-pub const DETERMINISTIC_ALGORITHMS: &[&str] = &["dor", "min", "dfsssp", "updown"];
+pub(crate) const DETERMINISTIC_ALGORITHMS: &[&str] = &["dor", "min", "dfsssp", "updown"];
 
 /// The table of a deterministic routing function: for every ordered router pair, the path
 /// [`walk_packet`] takes between the first terminals of the two routers. Errors when a router
@@ -355,7 +355,7 @@ pub fn table_from_routing(
 }
 
 /// Metadata for a walked table: the algorithm and the VC count it was walked with.
-pub fn walked_metadata(topo: &Topology, algorithm: &str, num_vcs: usize) -> TableMetadata {
+pub(crate) fn walked_metadata(topo: &Topology, algorithm: &str, num_vcs: usize) -> TableMetadata {
     let mut metadata = Map::new();
     metadata.insert("algorithm".into(), Value::from(algorithm));
     metadata.insert("num_vcs".into(), Value::from(num_vcs));

@@ -39,7 +39,7 @@ pub fn write_topology(topo: &Topology, format: TopologyFormat, path: &Path) -> R
 }
 
 /// The file contents for `format`, with warnings.
-pub fn to_format_string(topo: &Topology, format: TopologyFormat) -> (String, Vec<String>) {
+pub(crate) fn to_format_string(topo: &Topology, format: TopologyFormat) -> (String, Vec<String>) {
     match format {
         TopologyFormat::Json => to_json_string(topo),
         TopologyFormat::Dot => to_dot_string(topo),

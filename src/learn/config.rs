@@ -14,7 +14,7 @@ use crate::topology::Topology;
 /// dragonfly (docs/sources.md §2); times are in cycles (1 cycle = 1 ns there).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct QConfig {
+pub(crate) struct QConfig {
     /// Learning rate when the news is good (delta < 0); default 0.2. Q-routing's only rate.
     pub alpha: Option<f64>,
     /// Q-adaptive: learning rate when the news is bad (delta >= 0); default 0.04.
@@ -68,7 +68,7 @@ impl QConfig {
         }
     }
 
-    pub fn q_adaptive(&self) -> Result<QAdaptiveParams> {
+    pub(crate) fn q_adaptive(&self) -> Result<QAdaptiveParams> {
         self.reject("q_adaptive", &["max_hops", "init_hop"])?;
         let init_direct = positive("init_direct", self.init_direct.unwrap_or(300.0))?;
         let init_other = positive("init_other", self.init_other.unwrap_or(330.0))?;
@@ -85,7 +85,7 @@ impl QConfig {
 
     /// The Q-routing parameters; `max_hops` and `init_hop` stay `None` when not given (their
     /// defaults depend on the topology).
-    pub fn q_routing(&self) -> Result<QRoutingParams> {
+    pub(crate) fn q_routing(&self) -> Result<QRoutingParams> {
         self.reject("q_routing", &ADAPTIVE_ONLY)?;
         let max_hops = match self.max_hops {
             Some(h) if !(1..=255).contains(&h) => {
@@ -159,7 +159,7 @@ fn positive(field: &str, v: f64) -> Result<f64> {
 /// Parameters of `q_adaptive` and `q_routing`: the `[routing.q]` table.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct QParams {
+pub(crate) struct QParams {
     pub q: Option<QConfig>,
 }
 

@@ -40,11 +40,11 @@ use crate::routing::{
 use crate::topology::{Shape, Topology};
 
 /// The packet follows DOR on the escape VCs for the rest of its path.
-pub const PDOR: u8 = 0x80;
+pub(crate) const PDOR: u8 = 0x80;
 /// The adaptive VC.
 const ADAPTIVE_VC: usize = 2;
 /// Observation length: 4 coordinates, the packet size, 4 local and 4 neighbour occupancies.
-pub const OBSERVATION: usize = 13;
+pub(crate) const OBSERVATION: usize = 13;
 /// Actions: the adaptive channels X-, X+, Y-, Y+.
 pub const ACTIONS: usize = 4;
 const NO_EPISODE: u32 = u32::MAX;
@@ -334,7 +334,7 @@ impl RoutingFunction for DqnRouting {
 /// Parameters of `dqn`: the `[routing.dqn]` table.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct DqnParams {
+pub(crate) struct DqnParams {
     pub dqn: Option<DqnRoutingConfig>,
 }
 

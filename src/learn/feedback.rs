@@ -32,10 +32,6 @@ impl QTable {
         QTable { values, rows, cols }
     }
 
-    pub fn cols(&self) -> usize {
-        self.cols
-    }
-
     /// Position of an entry in the flat array (what feedback events carry).
     #[inline]
     pub fn index(&self, router: usize, row: usize, col: usize) -> usize {
@@ -54,13 +50,13 @@ impl QTable {
     }
 
     #[inline]
-    pub fn at_mut(&mut self, index: usize) -> &mut f32 {
+    pub(crate) fn at_mut(&mut self, index: usize) -> &mut f32 {
         &mut self.values[index]
     }
 
     /// The smallest value of a row (the router's estimate of its best route).
     #[inline]
-    pub fn row_min(&self, router: usize, row: usize) -> f32 {
+    pub(crate) fn row_min(&self, router: usize, row: usize) -> f32 {
         self.row(router, row)
             .iter()
             .copied()
@@ -79,7 +75,7 @@ impl QTable {
 
 /// The column of the smallest value; ties go to the lowest column.
 #[inline]
-pub fn argmin(row: &[f32]) -> usize {
+pub(crate) fn argmin(row: &[f32]) -> usize {
     let mut best = 0;
     for (i, &v) in row.iter().enumerate().skip(1) {
         if v < row[best] {
@@ -123,7 +119,7 @@ struct Update {
 /// the longest link latency, so a wheel longer than that never wraps onto pending events
 /// when it is drained every cycle).
 #[derive(Clone, Debug)]
-pub struct FeedbackQueue {
+pub(crate) struct FeedbackQueue {
     slots: Vec<Vec<Update>>,
     mask: u64,
     /// The first cycle not yet delivered.
@@ -133,7 +129,7 @@ pub struct FeedbackQueue {
 
 impl FeedbackQueue {
     /// A queue for delays of at most `max_delay` cycles.
-    pub fn new(max_delay: u32) -> Self {
+    pub(crate) fn new(max_delay: u32) -> Self {
         let len = (u64::from(max_delay) + 1).next_power_of_two();
         FeedbackQueue {
             slots: vec![Vec::new(); len as usize],
@@ -144,13 +140,14 @@ impl FeedbackQueue {
     }
 
     /// Updates not yet delivered.
-    pub fn pending(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn pending(&self) -> usize {
         self.pending
     }
 
     /// Sends, at cycle `now`, an update of entry `index` that arrives `delay` cycles later.
     #[inline]
-    pub fn push(&mut self, now: u64, delay: u32, index: u32, target: f32) {
+    pub(crate) fn push(&mut self, now: u64, delay: u32, index: u32, target: f32) {
         let due = now + u64::from(delay.max(1));
         self.slots[(due & self.mask) as usize].push(Update { due, index, target });
         self.pending += 1;
@@ -160,7 +157,7 @@ impl FeedbackQueue {
     /// delivery cycle, then of sending. Called once per cycle. If `now` is before the cycles
     /// already delivered, a new run started (the session carried over from an earlier one):
     /// everything still in flight is delivered at once.
-    pub fn deliver(&mut self, now: u64, mut apply: impl FnMut(u32, f32)) {
+    pub(crate) fn deliver(&mut self, now: u64, mut apply: impl FnMut(u32, f32)) {
         if self.pending == 0 {
             self.next = now + 1;
             return;

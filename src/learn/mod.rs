@@ -6,10 +6,13 @@
 pub mod config;
 pub mod dqn;
 pub mod dqn_routing;
-pub mod feedback;
+pub(crate) mod feedback;
 pub mod nn;
 pub mod q_adaptive;
 pub mod q_routing;
 pub mod session;
 
-pub use config::{QConfig, QParams, build};
+#[cfg(test)]
+use config::QConfig;
+pub(crate) use config::QParams;
+pub use config::build;

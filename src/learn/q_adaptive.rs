@@ -47,11 +47,11 @@ use crate::topology::{Endpoint, Shape, Topology};
 mod tests;
 
 /// Most router-to-router hops of a Q-adaptive path, and VCs needed.
-pub const MAX_HOPS: usize = 5;
+pub(crate) const MAX_HOPS: usize = 5;
 
 /// Validated `[routing.q]` values (see [`super::QConfig`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct QAdaptiveParams {
+pub(crate) struct QAdaptiveParams {
     pub alpha: f32,
     pub beta: f32,
     pub epsilon: f64,
@@ -154,12 +154,12 @@ impl QAdaptiveModel {
 /// The Q-adaptive routing function. Used without a session (e.g. by path walkers) it routes
 /// with its initial table and never learns; simulations run a [`QAdaptiveSession`].
 #[derive(Clone, Debug)]
-pub struct QAdaptive {
+pub(crate) struct QAdaptive {
     shared: Arc<QAdaptiveModel>,
 }
 
 impl QAdaptive {
-    pub fn new(topo: &Topology, num_vcs: usize, params: QAdaptiveParams) -> Result<Self> {
+    pub(crate) fn new(topo: &Topology, num_vcs: usize, params: QAdaptiveParams) -> Result<Self> {
         if !matches!(topo.shape, Shape::Dragonfly { .. }) {
             return Err(Error::field(
                 "routing.algorithm",

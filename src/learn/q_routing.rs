@@ -36,7 +36,7 @@ const MAX_ENTRIES: usize = 1 << 26;
 
 /// Validated `[routing.q]` values; `None` = the topology-dependent default.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct QRoutingParams {
+pub(crate) struct QRoutingParams {
     pub alpha: f32,
     pub epsilon: f64,
     pub max_hops: Option<usize>,
@@ -121,12 +121,12 @@ impl QRoutingModel {
 
 /// The Q-routing function; without a session it routes with its initial table.
 #[derive(Clone, Debug)]
-pub struct QRouting {
+pub(crate) struct QRouting {
     shared: Arc<QRoutingModel>,
 }
 
 impl QRouting {
-    pub fn new(topo: &Topology, num_vcs: usize, params: QRoutingParams) -> Result<Self> {
+    pub(crate) fn new(topo: &Topology, num_vcs: usize, params: QRoutingParams) -> Result<Self> {
         let n = topo.num_routers();
         let graph = PortGraph::new(topo);
         let cols = (0..n).map(|r| graph.out(r).len()).max().unwrap_or(0);
@@ -248,7 +248,8 @@ impl QRouting {
     }
 
     /// Most router hops of a path (= VCs needed).
-    pub fn max_hops(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn max_hops(&self) -> usize {
         self.shared.max_hops
     }
 }

@@ -85,7 +85,8 @@ impl<M: QModel> QSession<M> {
     }
 
     /// Feedback sent and not yet applied.
-    pub fn pending_feedback(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn pending_feedback(&self) -> usize {
         self.feedback.pending()
     }
 

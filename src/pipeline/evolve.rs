@@ -31,7 +31,7 @@ use crate::traffic::Traffic;
 
 /// How to evolve: the command line's choices (`None` = the problem file's `[evolve]`).
 #[derive(Clone, Debug, Default)]
-pub struct EvolveOptions {
+pub(crate) struct EvolveOptions {
     /// Overrides `evolve.generations`, `evolve.population` and `evolve.hill_climb`.
     pub generations: Option<usize>,
     pub population: Option<usize>,
@@ -52,7 +52,7 @@ pub struct EvolveOptions {
 /// terminal offers 1 flit per cycle of the pattern), combined over the training patterns by
 /// `evolve.aggregate`.
 #[derive(Clone, Debug, Serialize)]
-pub struct EvolveReport {
+pub(crate) struct EvolveReport {
     pub problem: String,
     pub seed: u64,
     pub generations: usize,
@@ -103,14 +103,14 @@ pub struct EvolveReport {
 
 /// The best fitness (max channel load) after a generation.
 #[derive(Clone, Debug, Serialize)]
-pub struct HistoryPoint {
+pub(crate) struct HistoryPoint {
     pub generation: usize,
     pub best: f64,
 }
 
 /// Simulated figures of one table at the training loads.
 #[derive(Clone, Debug, Serialize)]
-pub struct Simulated {
+pub(crate) struct Simulated {
     pub load: f64,
     /// Average packet latency, cycles.
     pub latency_avg: f64,
@@ -178,7 +178,7 @@ fn combine(bounds: &[Bound], aggregate: Aggregate) -> (f64, bool, String) {
 
 /// Evolves a table for `loaded` (its seed already final) as `options` say; writes the
 /// checkpoint and the best table's exports, and returns the report.
-pub fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Result<EvolveReport> {
+pub(crate) fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Result<EvolveReport> {
     let path = loaded.path.clone();
     let in_file = |e: crate::Error| e.in_file(&path);
     let p = &loaded.problem;

@@ -17,11 +17,11 @@ pub mod simulate;
 use std::path::Path;
 
 /// Checks an output file option before the work that produces it (`--plot FILE`, ...).
-pub fn check_output_file(option: &str, path: &Path) -> anyhow::Result<()> {
+pub(crate) fn check_output_file(option: &str, path: &Path) -> anyhow::Result<()> {
     crate::files::check_writable(path).map_err(|e| anyhow::anyhow!("{option}: {e}"))
 }
 
 /// Checks an output folder option (`--out DIR`, created when missing) before the work.
-pub fn check_output_dir(option: &str, dir: &Path) -> anyhow::Result<()> {
+pub(crate) fn check_output_dir(option: &str, dir: &Path) -> anyhow::Result<()> {
     crate::files::check_dir_writable(dir).map_err(|e| anyhow::anyhow!("{option}: {e}"))
 }

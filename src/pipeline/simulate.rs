@@ -114,7 +114,7 @@ pub struct SimulateOptions {
 
 impl SimulateOptions {
     /// Every output file, checked before the work that produces it.
-    pub fn check_outputs(&self) -> Result<()> {
+    pub(crate) fn check_outputs(&self) -> Result<()> {
         if let Some(p) = &self.plot {
             check_output_file("--plot", p)?;
         }
@@ -138,11 +138,6 @@ pub trait SimulateObserver: Sync {
     /// A plot was written.
     fn wrote(&self, _path: &Path) {}
 }
-
-/// An observer that ignores everything.
-pub struct Quiet;
-
-impl SimulateObserver for Quiet {}
 
 /// The report of one routing's sweep (`simulate --json`).
 #[derive(Clone, Debug, Serialize)]
@@ -322,7 +317,7 @@ fn throughput_bound(setup: &Setup) -> Result<BoundReport> {
 }
 
 /// `FROM:TO:STEP`, inclusive of TO (within rounding), or a comma-separated list of loads.
-pub fn parse_sweep(text: &str) -> Result<Vec<f64>> {
+pub(crate) fn parse_sweep(text: &str) -> Result<Vec<f64>> {
     if text.contains(',') {
         return text
             .split(',')
@@ -650,7 +645,7 @@ fn curves_from_json(path: &Path) -> Result<Vec<(String, Vec<LoadPoint>)>> {
 
 /// Draws `plot` and/or `timeline_plot` from the points of earlier reports (`paths`, at least
 /// one), one curve per routing, without simulating.
-pub fn replot(
+pub(crate) fn replot(
     paths: &[PathBuf],
     plot: Option<&Path>,
     timeline: Option<&Path>,

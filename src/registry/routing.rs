@@ -54,7 +54,7 @@ const DRAGONFLY: &str = "dragonfly";
 const ANY: &str = "any topology";
 
 #[rustfmt::skip]
-pub const ROUTING: &[RoutingEntry] = &[
+pub(crate) const ROUTING: &[RoutingEntry] = &[
     entry::<CartesianParams>("dor", MESH_TORUS, "dimension-order routing, datelines on tori", cartesian::build),
     entry::<EscapeParams>("duato", MESH_TORUS, "minimal adaptive with a DOR escape network (Duato)", cartesian::build),
     entry::<EscapeParams>("star", MESH_TORUS, "Star-channel: minimal adaptive over DOR escape channels", cartesian::build),
@@ -111,7 +111,7 @@ fn entry_of(cfg: &RoutingConfig) -> Result<&'static RoutingEntry> {
 
 /// Checks the algorithm's name and parameters without building it (when a problem file is
 /// read; building needs the topology).
-pub fn check_routing(cfg: &RoutingConfig) -> Result<()> {
+pub(crate) fn check_routing(cfg: &RoutingConfig) -> Result<()> {
     (entry_of(cfg)?.check)(cfg)
 }
 

@@ -31,13 +31,13 @@ const MINUS: usize = 0;
 const PLUS: usize = 1;
 
 /// `duato` / `star`: the packet has taken an escape VC (`RouteState::flags`).
-pub const ON_ESCAPE: u8 = 1;
+pub(crate) const ON_ESCAPE: u8 = 1;
 
 /// What a `duato` / `star` packet may do after taking an escape VC (`routing.escape`). Both
 /// satisfy Duato's condition (docs/routing.md).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum EscapePolicy {
+pub(crate) enum EscapePolicy {
     /// It stays on the escape VCs to its destination (BookSim2's `min_adapt`; the `booksim`
     /// preset's default).
     Sticky,
@@ -50,7 +50,7 @@ pub enum EscapePolicy {
 /// Direction on a torus ring when both are equally short (offset k/2; `routing.tie`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum TieBreak {
+pub(crate) enum TieBreak {
     /// Always `+` (every tie loads the `+` channels).
     #[default]
     Plus,
@@ -61,7 +61,7 @@ pub enum TieBreak {
 
 /// The mesh/torus algorithms of this module.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CartesianAlgorithm {
+pub(crate) enum CartesianAlgorithm {
     /// Dimension order, shortest direction per ring (tie at k/2: +), datelines on tori.
     Dor,
     /// Minimal adaptive VCs ranked by congestion, DOR escape VCs offered last.
@@ -76,7 +76,7 @@ pub enum CartesianAlgorithm {
 }
 
 impl CartesianAlgorithm {
-    pub const ALL: [CartesianAlgorithm; 5] = [
+    pub(crate) const ALL: [CartesianAlgorithm; 5] = [
         CartesianAlgorithm::Dor,
         CartesianAlgorithm::Duato,
         CartesianAlgorithm::Star,
@@ -84,7 +84,7 @@ impl CartesianAlgorithm {
         CartesianAlgorithm::Romm,
     ];
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             CartesianAlgorithm::Dor => "dor",
             CartesianAlgorithm::Duato => "duato",
@@ -94,12 +94,12 @@ impl CartesianAlgorithm {
         }
     }
 
-    pub fn from_name(name: &str) -> Option<Self> {
+    pub(crate) fn from_name(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|a| a.name() == name)
     }
 
     /// VCs per channel needed on a mesh (`wrap = false`) or torus.
-    pub fn min_vcs(self, wrap: bool) -> usize {
+    pub(crate) fn min_vcs(self, wrap: bool) -> usize {
         let dateline = if wrap { 2 } else { 1 };
         match self {
             CartesianAlgorithm::Dor => dateline,
@@ -112,7 +112,7 @@ impl CartesianAlgorithm {
 /// Parameters of `dor`, `valiant` and `romm`.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct CartesianParams {
+pub(crate) struct CartesianParams {
     /// On a torus: the ring direction at a tie (`plus`, default, or `random`).
     pub tie: Option<TieBreak>,
 }
@@ -120,7 +120,7 @@ pub struct CartesianParams {
 /// Parameters of `duato` and `star`.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct EscapeParams {
+pub(crate) struct EscapeParams {
     /// On a torus: the ring direction at a tie (`plus`, default, or `random`).
     pub tie: Option<TieBreak>,
     /// Whether a packet that took an escape VC stays on the escape network (`sticky`, default)
@@ -162,7 +162,7 @@ pub fn build(
 
 /// A mesh/torus routing function with its geometry tables.
 #[derive(Clone, Debug)]
-pub struct CartesianRouting {
+pub(crate) struct CartesianRouting {
     algorithm: CartesianAlgorithm,
     dims: Vec<usize>,
     /// `strides[d] = prod(dims[..d])`.
@@ -182,7 +182,11 @@ pub struct CartesianRouting {
 
 impl CartesianRouting {
     /// Checks that `topo` is a mesh or torus numbered like the generator's.
-    pub fn new(algorithm: CartesianAlgorithm, topo: &Topology, num_vcs: usize) -> Result<Self> {
+    pub(crate) fn new(
+        algorithm: CartesianAlgorithm,
+        topo: &Topology,
+        num_vcs: usize,
+    ) -> Result<Self> {
         let name = algorithm.name();
         let shape_err = |reason: String| {
             Error::field(

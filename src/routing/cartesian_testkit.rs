@@ -11,11 +11,11 @@ use rand::{Rng, SeedableRng};
 use crate::routing::{
     Candidate, CongestionView, PacketInfo, RouteContext, RouteRng, RouteState, RoutingFunction,
 };
-use crate::topology::{ChannelId, Endpoint, Topology};
+use crate::topology::model::{ChannelId, Endpoint, Topology};
 
 /// A congestion view with configurable credits and output queues; everything else is idle
 /// (all credits free, empty queues).
-pub struct FakeView {
+pub(crate) struct FakeView {
     pub num_vcs: usize,
     pub depth: u32,
     pub credits: HashMap<(usize, usize, usize), u32>,
@@ -23,7 +23,7 @@ pub struct FakeView {
 }
 
 impl FakeView {
-    pub fn new(num_vcs: usize, depth: u32) -> Self {
+    pub(crate) fn new(num_vcs: usize, depth: u32) -> Self {
         FakeView {
             num_vcs,
             depth,
@@ -34,7 +34,7 @@ impl FakeView {
 
     /// Makes `router`'s `port` look congested: `used` credits taken on every VC and `queue`
     /// flits waiting for it.
-    pub fn congest(&mut self, router: usize, port: usize, used: u32, queue: u32) {
+    pub(crate) fn congest(&mut self, router: usize, port: usize, used: u32, queue: u32) {
         for vc in 0..self.num_vcs {
             self.credits
                 .insert((router, port, vc), self.depth.saturating_sub(used));
@@ -66,42 +66,42 @@ impl CongestionView for FakeView {
 
 /// One network hop: the router, the output port taken and the VC granted on it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Hop {
+pub(crate) struct Hop {
     pub router: usize,
     pub port: usize,
     pub vc: usize,
 }
 
 /// How the walker picks among the candidates: returns (candidate index, VC).
-pub type Picker<'a> = dyn FnMut(&[Candidate], &mut RouteRng) -> (usize, usize) + 'a;
+pub(crate) type Picker<'a> = dyn FnMut(&[Candidate], &mut RouteRng) -> (usize, usize) + 'a;
 
 /// A picker that is a plain function.
-pub type PickFn = fn(&[Candidate], &mut RouteRng) -> (usize, usize);
+pub(crate) type PickFn = fn(&[Candidate], &mut RouteRng) -> (usize, usize);
 
 /// The VC allocator of an idle network: the first candidate, its lowest VC.
-pub fn first_lowest(c: &[Candidate], _: &mut RouteRng) -> (usize, usize) {
+pub(crate) fn first_lowest(c: &[Candidate], _: &mut RouteRng) -> (usize, usize) {
     (0, c[0].vcs.start as usize)
 }
 
 /// The first candidate, its highest VC.
-pub fn first_highest(c: &[Candidate], _: &mut RouteRng) -> (usize, usize) {
+pub(crate) fn first_highest(c: &[Candidate], _: &mut RouteRng) -> (usize, usize) {
     (0, c[0].vcs.end as usize - 1)
 }
 
 /// The last candidate (e.g. the escape channel), its lowest VC.
-pub fn last_lowest(c: &[Candidate], _: &mut RouteRng) -> (usize, usize) {
+pub(crate) fn last_lowest(c: &[Candidate], _: &mut RouteRng) -> (usize, usize) {
     (c.len() - 1, c[c.len() - 1].vcs.start as usize)
 }
 
 /// A random candidate and a random VC in its range.
-pub fn random_pick(c: &[Candidate], rng: &mut RouteRng) -> (usize, usize) {
+pub(crate) fn random_pick(c: &[Candidate], rng: &mut RouteRng) -> (usize, usize) {
     let i = rng.random_range(0..c.len());
     (i, rng.random_range(c[i].vcs.iter()))
 }
 
 /// A delivered packet's path.
 #[derive(Clone, Debug)]
-pub struct Walk {
+pub(crate) struct Walk {
     pub pkt: PacketInfo,
     /// Network hops in order (the ejection hop excluded).
     pub hops: Vec<Hop>,
@@ -111,14 +111,14 @@ pub struct Walk {
     pub states: Vec<RouteState>,
 }
 
-pub use crate::routing::paths::packet;
+pub(crate) use crate::routing::paths::packet;
 
 /// Follows a packet from terminal `src` to terminal `dst` the way the simulator does: one
 /// `route()` per router, the picked candidate granted, `on_forward()`, `hops` incremented per
 /// network hop. `setup` may overwrite the state after `init_packet` (e.g. to fix a Valiant
 /// intermediate). Checks the candidate contract on the way.
 #[allow(clippy::too_many_arguments)]
-pub fn walk(
+pub(crate) fn walk(
     topo: &Topology,
     rf: &dyn RoutingFunction,
     view: &dyn CongestionView,
@@ -202,10 +202,10 @@ pub fn walk(
 }
 
 /// A (channel, VC) pair: a node of the channel-dependency graph.
-pub type VcNode = (ChannelId, usize);
+pub(crate) type VcNode = (ChannelId, usize);
 
 /// The dependencies between consecutive network hops of a walk.
-pub fn add_deps(topo: &Topology, w: &Walk, deps: &mut HashSet<(VcNode, VcNode)>) {
+pub(crate) fn add_deps(topo: &Topology, w: &Walk, deps: &mut HashSet<(VcNode, VcNode)>) {
     for pair in w.hops.windows(2) {
         let a = topo.out_channel(pair[0].router, pair[0].port).unwrap();
         let b = topo.out_channel(pair[1].router, pair[1].port).unwrap();
@@ -214,7 +214,7 @@ pub fn add_deps(topo: &Topology, w: &Walk, deps: &mut HashSet<(VcNode, VcNode)>)
 }
 
 /// A cycle of the directed graph given by its edges, if there is one (iterative DFS).
-pub fn find_cycle<N: Copy + Eq + Hash + Ord>(edges: &HashSet<(N, N)>) -> Option<Vec<N>> {
+pub(crate) fn find_cycle<N: Copy + Eq + Hash + Ord>(edges: &HashSet<(N, N)>) -> Option<Vec<N>> {
     let mut adj: HashMap<N, Vec<N>> = HashMap::new();
     for &(a, b) in edges {
         adj.entry(a).or_default().push(b);

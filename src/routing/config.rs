@@ -57,14 +57,14 @@ impl RoutingConfig {
     }
 
     /// The algorithm's parameter struct `P` (unknown keys are errors naming `routing.<key>`).
-    pub fn read_params<P: DeserializeOwned>(&self) -> Result<P> {
+    pub(crate) fn read_params<P: DeserializeOwned>(&self) -> Result<P> {
         self.params
             .read("routing", &format!("routing `{}`", self.algorithm))
     }
 
     /// The error of a family's builder given a name that is not one of its own (a registry
     /// line that points at the wrong builder).
-    pub fn not_in_family(&self, family: &str) -> crate::error::Error {
+    pub(crate) fn not_in_family(&self, family: &str) -> crate::error::Error {
         crate::error::Error::field(
             "routing.algorithm",
             format!("`{}` is not a {family} algorithm", self.algorithm),
@@ -76,7 +76,7 @@ impl RoutingConfig {
     /// ties at random (`tie`), `duato` and `star` keep packets on the escape network (`escape`,
     /// as `min_adapt`), dragonfly `min` puts the global hop on the destination group's VC
     /// (`global_vc`).
-    pub fn apply_preset(&mut self, preset: &str, topo: &Topology) {
+    pub(crate) fn apply_preset(&mut self, preset: &str, topo: &Topology) {
         if preset != "booksim" {
             return;
         }

@@ -10,6 +10,7 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
+#[cfg(test)]
 use crate::topology::{PortId, RouterId, Topology};
 
 /// A virtual channel: VC `vc` of the unidirectional channel `channel` (`2 * link + direction`).
@@ -87,7 +88,7 @@ impl DependencyGraph {
     }
 
     /// Adds the dependency `a -> b` (a packet holding `a` may request `b`).
-    pub fn add_dependency(&mut self, a: VirtualChannel, b: VirtualChannel) {
+    pub(crate) fn add_dependency(&mut self, a: VirtualChannel, b: VirtualChannel) {
         let (x, y) = (self.intern(a), self.intern(b));
         self.edges.push((u64::from(x) << 32) | u64::from(y));
         if self.edges.len() >= 2 * self.distinct.max(1 << 16) {
@@ -102,7 +103,7 @@ impl DependencyGraph {
     }
 
     /// Adds the dependencies between consecutive virtual channels of a path.
-    pub fn add_path(&mut self, path: &[VirtualChannel]) {
+    pub(crate) fn add_path(&mut self, path: &[VirtualChannel]) {
         if let [only] = path {
             self.intern(*only);
         }
@@ -112,12 +113,14 @@ impl DependencyGraph {
     }
 
     /// Virtual channels seen so far.
-    pub fn num_nodes(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn num_nodes(&self) -> usize {
         self.nodes.len()
     }
 
     /// Distinct dependencies.
-    pub fn num_dependencies(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn num_dependencies(&self) -> usize {
         let mut e = self.edges.clone();
         e.sort_unstable();
         e.dedup();
@@ -127,7 +130,7 @@ impl DependencyGraph {
     /// One cycle `[v0, v1, ..., vk]` (with `vk -> v0` closing it), or `None` if the graph is
     /// acyclic. Iterative DFS, linear in the size of the graph; deterministic for a given
     /// insertion order.
-    pub fn find_cycle(&self) -> Option<Vec<VirtualChannel>> {
+    pub(crate) fn find_cycle(&self) -> Option<Vec<VirtualChannel>> {
         let n = self.nodes.len();
         // Compressed adjacency.
         let mut offsets = vec![0u32; n + 1];
@@ -205,7 +208,8 @@ pub fn check_paths(
 
 /// The virtual channels of a router-level path given as `(router, out_port, vc)` hops
 /// (the last hop is usually the ejection port). `None` if a port is unconnected.
-pub fn path_virtual_channels(
+#[cfg(test)]
+pub(crate) fn path_virtual_channels(
     topo: &Topology,
     path: &[(RouterId, PortId, usize)],
 ) -> Option<Vec<VirtualChannel>> {
@@ -222,7 +226,7 @@ pub fn path_virtual_channels(
 /// Pearce–Kelly algorithm, so an edge that agrees with the order costs O(1) and one that does
 /// not costs a search bounded by the affected region of the order.
 #[derive(Clone, Debug)]
-pub struct IncrementalDag {
+pub(crate) struct IncrementalDag {
     out: Vec<Vec<u32>>,
     inc: Vec<Vec<u32>>,
     /// `ord[node]` = position of `node` in the topological order.
@@ -234,7 +238,7 @@ pub struct IncrementalDag {
 }
 
 impl IncrementalDag {
-    pub fn new(n: usize) -> Self {
+    pub(crate) fn new(n: usize) -> Self {
         IncrementalDag {
             out: vec![Vec::new(); n],
             inc: vec![Vec::new(); n],
@@ -246,7 +250,7 @@ impl IncrementalDag {
         }
     }
 
-    pub fn has_edge(&self, a: usize, b: usize) -> bool {
+    pub(crate) fn has_edge(&self, a: usize, b: usize) -> bool {
         self.out[a].contains(&(b as u32))
     }
 
@@ -254,7 +258,7 @@ impl IncrementalDag {
     /// `Ok(false)` if it was already there, `Err(())` if it would close a cycle (the graph
     /// is then unchanged).
     #[allow(clippy::result_unit_err)]
-    pub fn try_add_edge(&mut self, a: usize, b: usize) -> Result<bool, ()> {
+    pub(crate) fn try_add_edge(&mut self, a: usize, b: usize) -> Result<bool, ()> {
         if a == b {
             return Err(());
         }
@@ -331,7 +335,7 @@ impl IncrementalDag {
     }
 
     /// Removes `a -> b` (the order stays topological).
-    pub fn remove_edge(&mut self, a: usize, b: usize) {
+    pub(crate) fn remove_edge(&mut self, a: usize, b: usize) {
         if let Some(i) = self.out[a].iter().position(|&x| x as usize == b) {
             self.out[a].swap_remove(i);
         }
@@ -342,7 +346,7 @@ impl IncrementalDag {
 
     /// Adds all `edges` or none of them: `false` (graph unchanged) if together with the
     /// graph they would close a cycle.
-    pub fn try_add_all(&mut self, edges: &[(usize, usize)]) -> bool {
+    pub(crate) fn try_add_all(&mut self, edges: &[(usize, usize)]) -> bool {
         let mut added: Vec<(usize, usize)> = Vec::new();
         for &(a, b) in edges {
             match self.try_add_edge(a, b) {

@@ -32,19 +32,19 @@ mod tests;
 mod booksim_tests;
 
 /// The packet follows a Valiant (non-minimal) route.
-pub const NONMIN: u8 = 1;
+pub(crate) const NONMIN: u8 = 1;
 /// UGAL/PAR: the source router has made its minimal / non-minimal decision.
-pub const DECIDED: u8 = 2;
+pub(crate) const DECIDED: u8 = 2;
 /// PAR: the decision was re-evaluated at the second source-group router.
-pub const REEVALUATED: u8 = 4;
+pub(crate) const REEVALUATED: u8 = 4;
 /// The intermediate was drawn (by `init_packet`, or by `route` if that was not called).
-pub const DRAWN: u8 = 8;
+pub(crate) const DRAWN: u8 = 8;
 const GH_SHIFT: u8 = 4;
 
 /// `min`: the VC class of the global hop (`routing.global_vc`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum GlobalVc {
+pub(crate) enum GlobalVc {
     /// The source group's class 0 (the paper's tables, docs/sources.md §2).
     #[default]
     Source,
@@ -54,7 +54,7 @@ pub enum GlobalVc {
 
 /// The dragonfly algorithms of this module.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DragonflyAlgorithm {
+pub(crate) enum DragonflyAlgorithm {
     Min,
     ValG,
     ValN,
@@ -73,7 +73,7 @@ enum Intermediate {
 }
 
 impl DragonflyAlgorithm {
-    pub const ALL: [DragonflyAlgorithm; 7] = [
+    pub(crate) const ALL: [DragonflyAlgorithm; 7] = [
         DragonflyAlgorithm::Min,
         DragonflyAlgorithm::ValG,
         DragonflyAlgorithm::ValN,
@@ -83,7 +83,7 @@ impl DragonflyAlgorithm {
         DragonflyAlgorithm::UgalBooksim,
     ];
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             DragonflyAlgorithm::Min => "min",
             DragonflyAlgorithm::ValG => "val_g",
@@ -95,12 +95,12 @@ impl DragonflyAlgorithm {
         }
     }
 
-    pub fn from_name(name: &str) -> Option<Self> {
+    pub(crate) fn from_name(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|a| a.name() == name)
     }
 
     /// VC classes (= VCs per channel needed), docs/sources.md §2.
-    pub fn min_vcs(self) -> usize {
+    pub(crate) fn min_vcs(self) -> usize {
         match self {
             DragonflyAlgorithm::Min => 2,
             DragonflyAlgorithm::ValG
@@ -142,7 +142,7 @@ impl DragonflyAlgorithm {
 /// Parameters of `min`.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct MinParams {
+pub(crate) struct MinParams {
     /// The VC class of the global hop (`source`, default, or `destination` as BookSim2).
     pub global_vc: Option<GlobalVc>,
 }
@@ -150,14 +150,14 @@ pub struct MinParams {
 /// Parameters of `val_g` and `val_n` (none).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ValiantParams {}
+pub(crate) struct ValiantParams {}
 
 /// Parameters of `ugal_g`, `ugal_n`, `par` and `ugal_booksim`: take the non-minimal path iff
 /// `cost_min > factor * cost_nonmin + bias` (docs/sources.md §2: factor 2, bias 0;
 /// `ugal_booksim`: bias 30).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct UgalParams {
+pub(crate) struct UgalParams {
     pub ugal_factor: Option<f64>,
     pub ugal_bias: Option<f64>,
 }
@@ -210,7 +210,7 @@ struct GlobalLink {
 
 /// A dragonfly routing function with its lookup tables.
 #[derive(Clone, Debug)]
-pub struct DragonflyRouting {
+pub(crate) struct DragonflyRouting {
     algorithm: DragonflyAlgorithm,
     pub(crate) p: usize,
     pub(crate) a: usize,
@@ -244,7 +244,11 @@ const NO_PORT: u16 = u16::MAX;
 
 impl DragonflyRouting {
     /// Reads the global-link tables from `topo` and checks the local port numbering.
-    pub fn new(algorithm: DragonflyAlgorithm, topo: &Topology, num_vcs: usize) -> Result<Self> {
+    pub(crate) fn new(
+        algorithm: DragonflyAlgorithm,
+        topo: &Topology,
+        num_vcs: usize,
+    ) -> Result<Self> {
         Self::with_name(algorithm, algorithm.name(), topo, num_vcs)
     }
 

@@ -33,12 +33,12 @@ use crate::topology::Topology;
 const NO_PORT: u16 = u16::MAX;
 
 /// Largest topology the `n^2` tables are built for.
-pub const MAX_TABLE_ROUTERS: usize = 16_384;
+pub(crate) const MAX_TABLE_ROUTERS: usize = 16_384;
 
 /// Parameters of `dfsssp`.
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct DfssspParams {
+pub(crate) struct DfssspParams {
     /// Most VC layers to use (default: all VCs).
     pub max_layers: Option<usize>,
 }
@@ -46,7 +46,7 @@ pub struct DfssspParams {
 /// Parameters of `updown`.
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct UpDownParams {
+pub(crate) struct UpDownParams {
     /// Root router (default: the router of least eccentricity, lowest id).
     pub root: Option<usize>,
 }
@@ -117,7 +117,7 @@ pub(crate) fn check_table_size(topo: &Topology, algorithm: &str) -> Result<()> {
 /// block `ceil(layer*V/L) .. ceil((layer+1)*V/L)`, so blocks differ by at most one VC and the
 /// lower layers (which hold most pairs) get the spare ones. (With fewer VCs than layers the
 /// configuration is invalid; the layer's own index is returned.)
-pub fn layer_vcs(layer: usize, layers: usize, num_vcs: usize) -> VcRange {
+pub(crate) fn layer_vcs(layer: usize, layers: usize, num_vcs: usize) -> VcRange {
     if num_vcs < layers || layers == 0 {
         return VcRange::single(layer);
     }
@@ -162,12 +162,6 @@ impl Dfsssp {
     /// Layers (VCs) the routing needs.
     pub fn num_layers(&self) -> usize {
         self.layers
-    }
-
-    /// The output port at `router` towards router `dst` (`None` at `dst` itself).
-    pub fn next_port(&self, router: usize, dst: usize) -> Option<usize> {
-        let p = self.next_port[router * self.n + dst];
-        (p != NO_PORT).then_some(usize::from(p))
     }
 
     /// The layer of packets from router `src` to router `dst`.

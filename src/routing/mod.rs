@@ -15,12 +15,12 @@ pub type RouteRng = ChaCha8Rng;
 /// The ejection port of every terminal: what every routing function offers once a packet has
 /// reached its destination router.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Ejection {
+pub(crate) struct Ejection {
     ports: Vec<u16>,
 }
 
 impl Ejection {
-    pub fn new(topo: &crate::topology::Topology) -> Self {
+    pub(crate) fn new(topo: &crate::topology::Topology) -> Self {
         Ejection {
             ports: topo.terminals.iter().map(|t| t.port as u16).collect(),
         }
@@ -28,7 +28,7 @@ impl Ejection {
 
     /// At the destination router, appends the destination terminal's port on every VC and
     /// returns true; elsewhere does nothing and returns false.
-    pub fn at_destination(
+    pub(crate) fn at_destination(
         &self,
         router: usize,
         pkt: &PacketInfo,
@@ -47,7 +47,7 @@ impl Ejection {
 }
 
 /// Sentinel for "no router" in [`RouteState::intermediate`].
-pub const NO_ROUTER: u32 = u32::MAX;
+pub(crate) const NO_ROUTER: u32 = u32::MAX;
 
 /// A contiguous set of virtual channels `start..end` on one port.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,7 +82,7 @@ impl VcRange {
 }
 
 /// The bit set of VCs `range` (below 64).
-pub fn vc_mask(range: std::ops::Range<usize>) -> u64 {
+pub(crate) fn vc_mask(range: std::ops::Range<usize>) -> u64 {
     range.filter(|&vc| vc < 64).fold(0, |m, vc| m | 1 << vc)
 }
 

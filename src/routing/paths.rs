@@ -13,12 +13,12 @@ use super::{CongestionView, PacketInfo, RouteContext, RouteRng, RouteState, Rout
 use crate::topology::{Endpoint, PortId, RouterId, TerminalId, Topology};
 
 /// Marks an unreached router in hop-distance vectors.
-pub const UNREACHED: u32 = u32::MAX;
+pub(crate) const UNREACHED: u32 = u32::MAX;
 
 /// One router-to-router port: `port` of the router leads over `channel` to `peer_port` of
 /// `peer`. The reverse channel is `channel ^ 1`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PortHop {
+pub(crate) struct PortHop {
     pub port: u16,
     pub peer: u32,
     pub peer_port: u16,
@@ -28,13 +28,13 @@ pub struct PortHop {
 /// The connected router-to-router ports of every router, in ascending port order (terminal
 /// ports, unconnected ports and self-loops left out).
 #[derive(Clone, Debug)]
-pub struct PortGraph {
+pub(crate) struct PortGraph {
     offsets: Vec<u32>,
     hops: Vec<PortHop>,
 }
 
 impl PortGraph {
-    pub fn new(topo: &Topology) -> Self {
+    pub(crate) fn new(topo: &Topology) -> Self {
         let mut offsets = vec![0u32];
         let mut hops = Vec::new();
         for (r, router) in topo.routers.iter().enumerate() {
@@ -60,19 +60,19 @@ impl PortGraph {
         PortGraph { offsets, hops }
     }
 
-    pub fn num_routers(&self) -> usize {
+    pub(crate) fn num_routers(&self) -> usize {
         self.offsets.len() - 1
     }
 
     /// The router-to-router ports of `router`.
     #[inline]
-    pub fn out(&self, router: usize) -> &[PortHop] {
+    pub(crate) fn out(&self, router: usize) -> &[PortHop] {
         &self.hops[self.offsets[router] as usize..self.offsets[router + 1] as usize]
     }
 
     /// Hop distances from `src` (links are bidirectional, so also the distances to it) and
     /// the routers in BFS order.
-    pub fn bfs(&self, src: usize) -> (Vec<u32>, Vec<u32>) {
+    pub(crate) fn bfs(&self, src: usize) -> (Vec<u32>, Vec<u32>) {
         let mut dist = vec![UNREACHED; self.num_routers()];
         let mut order = Vec::with_capacity(self.num_routers());
         dist[src] = 0;
@@ -93,7 +93,7 @@ impl PortGraph {
 }
 
 /// Terminals attached to each router.
-pub fn terminals_per_router(topo: &Topology) -> Vec<u32> {
+pub(crate) fn terminals_per_router(topo: &Topology) -> Vec<u32> {
     let mut count = vec![0u32; topo.num_routers()];
     for t in &topo.terminals {
         count[t.router] += 1;
@@ -103,7 +103,7 @@ pub fn terminals_per_router(topo: &Topology) -> Vec<u32> {
 
 /// A [`CongestionView`] of an empty network: every VC free, every buffer empty.
 #[derive(Clone, Copy, Debug)]
-pub struct FreeNetwork {
+pub(crate) struct FreeNetwork {
     pub num_vcs: usize,
     pub vc_depth: u32,
 }
@@ -130,7 +130,7 @@ impl CongestionView for FreeNetwork {
 }
 
 /// One hop of a walked path: the router, the output port taken and the VC granted there.
-pub type Hop = (RouterId, PortId, usize);
+pub(crate) type Hop = (RouterId, PortId, usize);
 
 /// Why a walk failed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -166,7 +166,7 @@ pub fn packet(topo: &Topology, src: TerminalId, dst: TerminalId) -> PacketInfo {
 /// Sends one packet through an empty network, taking the first candidate and its lowest VC at
 /// every router, as the VC allocator would. Returns the hops (the last one ejects); at most
 /// `max_hops` router-to-router hops are allowed.
-pub fn walk_packet(
+pub(crate) fn walk_packet(
     routing: &dyn RoutingFunction,
     topo: &Topology,
     src: TerminalId,
@@ -181,7 +181,7 @@ pub fn walk_packet(
 /// [`walk_packet`] with the routing rng seeded by `seed` instead of the packet id, so that a
 /// randomised function (Valiant, ROMM, dragonfly VAL) can be sampled several times for the
 /// same pair (the candidate-path generator of `table::candidates` does).
-pub fn walk_packet_seeded(
+pub(crate) fn walk_packet_seeded(
     routing: &dyn RoutingFunction,
     topo: &Topology,
     src: TerminalId,
@@ -247,7 +247,7 @@ pub fn walk_packet_seeded(
 /// resulting dependencies, from the injection VC on, to `graph`. This is the dependency
 /// graph an adaptive allocator can create, not just the first-choice path. Returns the number
 /// of distinct packet states visited.
-pub fn explore_dependencies(
+pub(crate) fn explore_dependencies(
     routing: &dyn RoutingFunction,
     topo: &Topology,
     src: TerminalId,
@@ -375,7 +375,7 @@ pub(crate) mod fixtures {
     };
 
     /// The test topologies, by name.
-    pub fn topologies() -> Vec<(&'static str, Topology)> {
+    pub(crate) fn topologies() -> Vec<(&'static str, Topology)> {
         let lp = LinkParams::default();
         vec![
             ("torus 4x4", cartesian(&[4, 4], true, 1, &lp).unwrap()),
@@ -400,7 +400,7 @@ pub(crate) mod fixtures {
 
     /// Walks every terminal pair (first choices), calls `check` on each path and returns the
     /// dependency graph of all of them. Panics on a failed walk.
-    pub fn walk_all(
+    pub(crate) fn walk_all(
         routing: &dyn RoutingFunction,
         topo: &Topology,
         num_vcs: usize,

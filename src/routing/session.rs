@@ -142,7 +142,7 @@ pub trait RoutingSession: Send {
 }
 
 /// A stateless routing function seen as a session (what every classical algorithm runs as).
-pub struct Stateless<'a>(pub &'a dyn RoutingFunction);
+pub(crate) struct Stateless<'a>(pub &'a dyn RoutingFunction);
 
 impl RoutingSession for Stateless<'_> {
     fn name(&self) -> String {
@@ -194,7 +194,10 @@ impl RoutingSession for Stateless<'_> {
 
 /// The session a simulation of `routing` runs with: its learning session if it has one,
 /// else the function itself.
-pub fn session_of<'a>(routing: &'a dyn RoutingFunction, seed: u64) -> Box<dyn RoutingSession + 'a> {
+pub(crate) fn session_of<'a>(
+    routing: &'a dyn RoutingFunction,
+    seed: u64,
+) -> Box<dyn RoutingSession + 'a> {
     match routing.learning_session(seed) {
         Some(s) => s,
         None => Box::new(Stateless(routing)),

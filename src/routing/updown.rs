@@ -27,7 +27,7 @@ const FAR: u16 = u16::MAX;
 
 /// Direction of a router port.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PortDirection {
+pub(crate) enum PortDirection {
     /// Towards the root (smaller `(level, id)`).
     Up,
     Down,
@@ -36,9 +36,12 @@ pub enum PortDirection {
 }
 
 #[derive(Clone, Debug)]
-pub struct UpDown {
+pub(crate) struct UpDown {
     n: usize,
+    // Only the tests read the root and the levels; routing needs the port directions.
+    #[cfg(test)]
     root: usize,
+    #[cfg(test)]
     level: Vec<u32>,
     graph: PortGraph,
     /// `port_dir[router][port]`.
@@ -50,7 +53,7 @@ pub struct UpDown {
 
 /// The default root: least eccentricity, lowest id (unreachable routers count as infinitely
 /// far).
-pub fn default_root(graph: &PortGraph) -> usize {
+pub(crate) fn default_root(graph: &PortGraph) -> usize {
     (0..graph.num_routers())
         .into_par_iter()
         .map(|r| {
@@ -64,7 +67,7 @@ pub fn default_root(graph: &PortGraph) -> usize {
 impl UpDown {
     /// Builds the tables around `root` (default: [`default_root`]). Errors if the root is out
     /// of range or routers with terminals are not all connected to it.
-    pub fn new(topo: &Topology, root: Option<usize>) -> Result<Self> {
+    pub(crate) fn new(topo: &Topology, root: Option<usize>) -> Result<Self> {
         check_table_size(topo, "updown")?;
         let n = topo.num_routers();
         let graph = PortGraph::new(topo);
@@ -105,7 +108,9 @@ impl UpDown {
             .for_each(|(d, row)| legal_distances(&graph, &port_dir, d, row));
         Ok(UpDown {
             n,
+            #[cfg(test)]
             root,
+            #[cfg(test)]
             level,
             graph,
             port_dir,
@@ -114,16 +119,18 @@ impl UpDown {
         })
     }
 
-    pub fn root(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn root(&self) -> usize {
         self.root
     }
 
     /// BFS level of every router from the root (`u32::MAX` if unreachable).
-    pub fn levels(&self) -> &[u32] {
+    #[cfg(test)]
+    pub(crate) fn levels(&self) -> &[u32] {
         &self.level
     }
 
-    pub fn port_direction(&self, router: usize, port: usize) -> PortDirection {
+    pub(crate) fn port_direction(&self, router: usize, port: usize) -> PortDirection {
         self.port_dir[router]
             .get(port)
             .copied()
@@ -131,7 +138,8 @@ impl UpDown {
     }
 
     /// Hops of the shortest legal path from `router` in `phase` (0 = up allowed) to `dst`.
-    pub fn legal_distance(&self, router: usize, phase: u8, dst: usize) -> Option<u32> {
+    #[cfg(test)]
+    pub(crate) fn legal_distance(&self, router: usize, phase: u8, dst: usize) -> Option<u32> {
         let d = self.dist[(dst * self.n + router) * 2 + usize::from(phase.min(1))];
         (d != FAR).then_some(u32::from(d))
     }

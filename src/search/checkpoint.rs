@@ -28,13 +28,13 @@ use crate::search::engine::{GenerationRecord, Individual};
 use crate::search::{AlgorithmName, SearchProblem};
 
 /// Version of the checkpoint layout (2: engine version and configuration fingerprint).
-pub const FORMAT: u32 = 2;
+pub(crate) const FORMAT: u32 = 2;
 
 /// The version of fabricopt that writes checkpoints: a run resumed by another version could
 /// evaluate differently, so it is part of the fingerprint.
-pub const ENGINE: &str = env!("CARGO_PKG_VERSION");
+pub(crate) const ENGINE: &str = env!("CARGO_PKG_VERSION");
 
-pub const FILE_NAME: &str = "checkpoint.json";
+pub(crate) const FILE_NAME: &str = "checkpoint.json";
 
 /// Everything needed to continue a run exactly, plus the settings that must match.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -344,14 +344,14 @@ struct Slot<G> {
 }
 
 /// Shared state between the run loop and the writer thread (see the module comment).
-pub struct Writer<G> {
+pub(crate) struct Writer<G> {
     path: PathBuf,
     slot: Mutex<Slot<G>>,
     wake: Condvar,
 }
 
 impl<G: Serialize> Writer<G> {
-    pub fn new(path: PathBuf) -> Self {
+    pub(crate) fn new(path: PathBuf) -> Self {
         Writer {
             path,
             slot: Mutex::new(Slot {
@@ -365,7 +365,7 @@ impl<G: Serialize> Writer<G> {
 
     /// Queues a state for writing (replacing one not yet written). Reports an earlier write
     /// failure, so a run does not go on for hours without checkpoints.
-    pub fn submit(&self, checkpoint: Checkpoint<G>) -> Result<()> {
+    pub(crate) fn submit(&self, checkpoint: Checkpoint<G>) -> Result<()> {
         let mut slot = self.slot.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(e) = slot.error.take() {
             return Err(e);
@@ -376,7 +376,7 @@ impl<G: Serialize> Writer<G> {
     }
 
     /// Asks the writer thread to finish once the pending state is written.
-    pub fn close(&self) {
+    pub(crate) fn close(&self) {
         let mut slot = self.slot.lock().unwrap_or_else(PoisonError::into_inner);
         slot.closed = true;
         self.wake.notify_all();
@@ -385,12 +385,12 @@ impl<G: Serialize> Writer<G> {
     /// A guard that closes the writer when dropped, including while unwinding from a panic:
     /// the writer thread lives in a thread scope that waits for it, so a panic that skipped
     /// [`Writer::close`] would hang the process instead of ending it.
-    pub fn close_on_drop(&self) -> CloseOnDrop<'_, G> {
+    pub(crate) fn close_on_drop(&self) -> CloseOnDrop<'_, G> {
         CloseOnDrop(self)
     }
 
     /// The first write error, if any (call after the writer thread has ended).
-    pub fn take_error(&self) -> Option<Error> {
+    pub(crate) fn take_error(&self) -> Option<Error> {
         self.slot
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -399,7 +399,7 @@ impl<G: Serialize> Writer<G> {
     }
 
     /// The writer thread's body: write pending states until closed.
-    pub fn serve(&self) {
+    pub(crate) fn serve(&self) {
         loop {
             let next = {
                 let mut slot = self.slot.lock().unwrap_or_else(PoisonError::into_inner);
@@ -427,7 +427,7 @@ impl<G: Serialize> Writer<G> {
 }
 
 /// See [`Writer::close_on_drop`].
-pub struct CloseOnDrop<'a, G: Serialize>(&'a Writer<G>);
+pub(crate) struct CloseOnDrop<'a, G: Serialize>(&'a Writer<G>);
 
 impl<G: Serialize> Drop for CloseOnDrop<'_, G> {
     fn drop(&mut self) {

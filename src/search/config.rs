@@ -23,9 +23,9 @@ impl Default for AlgorithmChoice {
 
 impl AlgorithmChoice {
     /// The name of `both` in problem files and on the command line.
-    pub const BOTH: &str = "both";
+    pub(crate) const BOTH: &str = "both";
     /// What `both` runs.
-    pub const BOTH_DESCRIPTION: &str = "NSGA-II, then SMS-EMOA";
+    pub(crate) const BOTH_DESCRIPTION: &str = "NSGA-II, then SMS-EMOA";
 
     pub fn algorithms(self) -> Vec<AlgorithmName> {
         match self {
@@ -43,7 +43,7 @@ impl AlgorithmChoice {
     }
 
     /// The choice called `name` (an offered algorithm's name or alias, or `both`).
-    pub fn from_name(name: &str) -> Option<AlgorithmChoice> {
+    pub(crate) fn from_name(name: &str) -> Option<AlgorithmChoice> {
         if name == Self::BOTH {
             return Some(AlgorithmChoice::Both);
         }
@@ -232,21 +232,21 @@ pub struct SearchConfig {
 
 /// Largest population a run accepts: memory, and the quadratic non-dominated sorting per
 /// generation, grow with it (docs/reliability.md).
-pub const MAX_POPULATION: usize = 100_000;
+pub(crate) const MAX_POPULATION: usize = 100_000;
 
 /// Largest evaluation budget of one run (10^12, beyond any run that can finish): keeps every
 /// counter derived from it far from overflow.
-pub const MAX_EVALUATIONS: usize = 1_000_000_000_000;
+pub(crate) const MAX_EVALUATIONS: usize = 1_000_000_000_000;
 
 /// Largest number of decision variables of the real-coded benchmarks.
-pub const MAX_VARIABLES: usize = 1_000_000;
+pub(crate) const MAX_VARIABLES: usize = 1_000_000;
 
 /// Largest number of DTLZ2 objectives: the exact hypervolume's cost grows exponentially with
 /// the dimension.
-pub const MAX_OBJECTIVES: usize = 10;
+pub(crate) const MAX_OBJECTIVES: usize = 10;
 
 /// Checks a population size against [`MAX_POPULATION`] (`field` names it in errors).
-pub fn check_population(field: &str, population: usize, minimum: usize) -> Result<()> {
+pub(crate) fn check_population(field: &str, population: usize, minimum: usize) -> Result<()> {
     if population < minimum {
         return Err(Error::field(field, format!("must be at least {minimum}")));
     }
@@ -261,7 +261,11 @@ pub fn check_population(field: &str, population: usize, minimum: usize) -> Resul
 
 /// The evaluation budget of `generations` generations after the initial population, checked
 /// against overflow and [`MAX_EVALUATIONS`] (`field` names the generations in errors).
-pub fn generations_budget(field: &str, population: usize, generations: usize) -> Result<usize> {
+pub(crate) fn generations_budget(
+    field: &str,
+    population: usize,
+    generations: usize,
+) -> Result<usize> {
     generations
         .checked_add(1)
         .and_then(|g| g.checked_mul(population))
@@ -280,7 +284,11 @@ pub fn generations_budget(field: &str, population: usize, generations: usize) ->
 /// Refuses a run whose populations would not fit in this machine's memory: about three
 /// populations of `genome_bytes` each are alive at once (parents, children, archive). Skipped
 /// where the total memory cannot be read.
-pub fn check_population_memory(field: &str, population: usize, genome_bytes: usize) -> Result<()> {
+pub(crate) fn check_population_memory(
+    field: &str,
+    population: usize,
+    genome_bytes: usize,
+) -> Result<()> {
     let Some(total) = crate::sim::machine_memory() else {
         return Ok(());
     };

@@ -6,7 +6,7 @@ use std::borrow::Borrow;
 use crate::search::Evaluation;
 
 /// Pareto dominance on minimised objectives: `a` is no worse everywhere and better somewhere.
-pub fn pareto_dominates(a: &[f64], b: &[f64]) -> bool {
+pub(crate) fn pareto_dominates(a: &[f64], b: &[f64]) -> bool {
     let mut better = false;
     for (x, y) in a.iter().zip(b) {
         if x > y {
@@ -22,7 +22,7 @@ pub fn pareto_dominates(a: &[f64], b: &[f64]) -> bool {
 /// Constrained domination (Deb 2000): a feasible solution beats an infeasible one; of two
 /// infeasible solutions the one with the smaller violation wins; two feasible solutions compare
 /// by Pareto dominance.
-pub fn constrained_dominates(a: &Evaluation, b: &Evaluation) -> bool {
+pub(crate) fn constrained_dominates(a: &Evaluation, b: &Evaluation) -> bool {
     match (a.feasible(), b.feasible()) {
         (true, true) => pareto_dominates(&a.objectives, &b.objectives),
         (true, false) => true,
@@ -33,7 +33,7 @@ pub fn constrained_dominates(a: &Evaluation, b: &Evaluation) -> bool {
 
 /// Fast non-dominated sorting under constrained domination: the fronts, best first, each a
 /// list of indices into `evals` in increasing order.
-pub fn non_dominated_sort<E: Borrow<Evaluation>>(evals: &[E]) -> Vec<Vec<usize>> {
+pub(crate) fn non_dominated_sort<E: Borrow<Evaluation>>(evals: &[E]) -> Vec<Vec<usize>> {
     let n = evals.len();
     // dominated[p]: the solutions p dominates; count[p]: how many solutions dominate p.
     let mut dominated: Vec<Vec<usize>> = vec![Vec::new(); n];
@@ -70,7 +70,7 @@ pub fn non_dominated_sort<E: Borrow<Evaluation>>(evals: &[E]) -> Vec<Vec<usize>>
 }
 
 /// The first front only (O(n²) checks, no bookkeeping): indices in increasing order.
-pub fn first_front<E: Borrow<Evaluation>>(evals: &[E]) -> Vec<usize> {
+pub(crate) fn first_front<E: Borrow<Evaluation>>(evals: &[E]) -> Vec<usize> {
     (0..evals.len())
         .filter(|&p| {
             !evals
@@ -84,7 +84,7 @@ pub fn first_front<E: Borrow<Evaluation>>(evals: &[E]) -> Vec<usize> {
 /// Per objective the two boundary members get infinity and interior members add the
 /// normalised gap between their neighbours; an objective with no spread adds nothing.
 /// Ties in an objective are ordered by position in `front`, so the result is deterministic.
-pub fn crowding_distance<E: Borrow<Evaluation>>(evals: &[E], front: &[usize]) -> Vec<f64> {
+pub(crate) fn crowding_distance<E: Borrow<Evaluation>>(evals: &[E], front: &[usize]) -> Vec<f64> {
     let n = front.len();
     let mut distance = vec![0.0; n];
     if n <= 2 {
@@ -110,7 +110,7 @@ pub fn crowding_distance<E: Borrow<Evaluation>>(evals: &[E], front: &[usize]) ->
 }
 
 /// Rank (front number, 0 = best) and crowding distance (within its front) of every solution.
-pub fn rank_and_crowding<E: Borrow<Evaluation>>(evals: &[E]) -> (Vec<usize>, Vec<f64>) {
+pub(crate) fn rank_and_crowding<E: Borrow<Evaluation>>(evals: &[E]) -> (Vec<usize>, Vec<f64>) {
     let mut rank = vec![0; evals.len()];
     let mut crowding = vec![0.0; evals.len()];
     for (r, front) in non_dominated_sort(evals).iter().enumerate() {

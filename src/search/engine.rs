@@ -97,7 +97,7 @@ pub struct RunOutcome<G> {
 
 /// The seed of run `run_index` of a problem: splitmix64 of the problem seed and the index, so
 /// runs are independent streams and each can be repeated alone.
-pub fn run_seed(problem_seed: u64, run_index: usize) -> u64 {
+pub(crate) fn run_seed(problem_seed: u64, run_index: usize) -> u64 {
     let mut z = problem_seed.wrapping_add(
         (run_index as u64)
             .wrapping_add(1)
@@ -115,7 +115,7 @@ pub fn run<P: SearchProblem>(problem: &P, settings: &RunSettings) -> Result<RunO
 
 /// The state that changes from generation to generation: what observers see and checkpoints
 /// store.
-pub struct RunState<G> {
+pub(crate) struct RunState<G> {
     pub population: Vec<Individual<G>>,
     pub archive: Vec<Individual<G>>,
     pub generation: usize,
@@ -144,14 +144,14 @@ impl<G> RunState<G> {
     }
 
     /// Wall-clock time of the run, including the time before a resume.
-    pub fn elapsed(&self) -> Duration {
+    pub(crate) fn elapsed(&self) -> Duration {
         self.earlier + self.started.elapsed()
     }
 }
 
 /// [`run`], but stops as if interrupted once `stop_after` generations are done (returning
 /// `None`); the checkpoint then holds that generation. For tests of resume.
-pub fn run_until<P: SearchProblem>(
+pub(crate) fn run_until<P: SearchProblem>(
     problem: &P,
     settings: &RunSettings,
     stop_after: Option<usize>,

@@ -8,6 +8,9 @@ use crate::search::{Evaluation, SearchProblem};
 /// The evaluations of `genomes`, in their order. Runs in parallel with rayon; since
 /// `evaluate` draws no random numbers ([`SearchProblem`]) and the order is kept, the result
 /// does not depend on the thread count.
-pub fn evaluate_all<P: SearchProblem>(problem: &P, genomes: &[P::Genome]) -> Vec<Evaluation> {
+pub(crate) fn evaluate_all<P: SearchProblem>(
+    problem: &P,
+    genomes: &[P::Genome],
+) -> Vec<Evaluation> {
     genomes.par_iter().map(|g| problem.evaluate(g)).collect()
 }

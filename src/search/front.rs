@@ -11,7 +11,10 @@ use crate::files::write_atomically;
 use crate::search::{Individual, RunOutcome, SearchProblem};
 
 /// Objective values of `ind` in natural sign.
-pub fn natural_objectives<P: SearchProblem>(problem: &P, ind: &Individual<P::Genome>) -> Vec<f64> {
+pub(crate) fn natural_objectives<P: SearchProblem>(
+    problem: &P,
+    ind: &Individual<P::Genome>,
+) -> Vec<f64> {
     problem
         .objectives()
         .iter()
@@ -27,7 +30,10 @@ fn number(v: f64) -> Value {
 
 /// One member: `{objectives: {name: value}, extras: {name: value}, violation, genome,
 /// description}`.
-pub fn member_json<P: SearchProblem>(problem: &P, ind: &Individual<P::Genome>) -> Result<Value> {
+pub(crate) fn member_json<P: SearchProblem>(
+    problem: &P,
+    ind: &Individual<P::Genome>,
+) -> Result<Value> {
     let mut objectives = Map::new();
     for (o, v) in problem
         .objectives()
@@ -52,7 +58,10 @@ pub fn member_json<P: SearchProblem>(problem: &P, ind: &Individual<P::Genome>) -
 }
 
 /// The members of a front as a JSON list.
-pub fn front_json<P: SearchProblem>(problem: &P, front: &[Individual<P::Genome>]) -> Result<Value> {
+pub(crate) fn front_json<P: SearchProblem>(
+    problem: &P,
+    front: &[Individual<P::Genome>],
+) -> Result<Value> {
     front
         .iter()
         .map(|i| member_json(problem, i))
@@ -62,7 +71,7 @@ pub fn front_json<P: SearchProblem>(problem: &P, front: &[Individual<P::Genome>]
 
 /// `front.json`: the run's identity, figures and front. No timings, so that the same seed
 /// gives the same bytes (resume is tested that way).
-pub fn run_json<P: SearchProblem>(
+pub(crate) fn run_json<P: SearchProblem>(
     problem: &P,
     outcome: &RunOutcome<P::Genome>,
     reference_point: &[f64],
@@ -95,7 +104,7 @@ fn csv_cell(text: &str) -> String {
 
 /// CSV: objective names (natural sign), extra names, then `genome` (the problem's
 /// `describe()`); one row per member.
-pub fn front_csv<P: SearchProblem>(problem: &P, front: &[Individual<P::Genome>]) -> String {
+pub(crate) fn front_csv<P: SearchProblem>(problem: &P, front: &[Individual<P::Genome>]) -> String {
     let mut header: Vec<String> = problem
         .objectives()
         .iter()
@@ -119,7 +128,7 @@ pub fn front_csv<P: SearchProblem>(problem: &P, front: &[Individual<P::Genome>])
 }
 
 /// Writes `front.csv` and `front.json` into `dir` (atomically).
-pub fn write_front_files<P: SearchProblem>(
+pub(crate) fn write_front_files<P: SearchProblem>(
     problem: &P,
     outcome: &RunOutcome<P::Genome>,
     reference_point: &[f64],
@@ -137,14 +146,14 @@ pub fn write_front_files<P: SearchProblem>(
 }
 
 /// One labelled point set of a scatter plot (natural-sign objective vectors).
-pub struct FrontSeries {
+pub(crate) struct FrontSeries {
     pub label: String,
     pub points: Vec<Vec<f64>>,
 }
 
 /// Scatter plot of fronts into an SVG file (written atomically): one panel for two objectives,
 /// one panel per pair of objectives for more.
-pub fn plot_fronts(
+pub(crate) fn plot_fronts(
     path: &Path,
     title: &str,
     names: &[String],

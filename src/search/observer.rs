@@ -12,7 +12,7 @@ use crate::search::checkpoint::{Checkpoint, Writer};
 use crate::search::engine::{RunSettings, RunState};
 
 /// Called by the run loop between generations.
-pub trait RunObserver<G> {
+pub(crate) trait RunObserver<G> {
     /// After every generation, generation 0 (the evaluated initial population) included. An
     /// error ends the run.
     fn generation(&mut self, state: &RunState<G>) -> Result<()>;
@@ -24,12 +24,12 @@ pub trait RunObserver<G> {
 
 /// The progress bar on stderr: evaluations of the budget, the generation and its
 /// hypervolume. Hidden unless asked for and stderr is a terminal; dropping it clears it.
-pub struct Progress {
+pub(crate) struct Progress {
     bar: ProgressBar,
 }
 
 impl Progress {
-    pub fn new(settings: &RunSettings, budget: usize) -> Self {
+    pub(crate) fn new(settings: &RunSettings, budget: usize) -> Self {
         if !settings.progress || !std::io::stderr().is_terminal() {
             return Progress {
                 bar: ProgressBar::hidden(),
@@ -67,14 +67,14 @@ impl<G> RunObserver<G> for Progress {
 }
 
 /// Hands each generation's state to the checkpoint writer thread ([`Writer`]).
-pub struct CheckpointSaver<'a, G> {
+pub(crate) struct CheckpointSaver<'a, G> {
     writer: &'a Writer<G>,
     /// The run's fixed fields; each generation fills in the state.
     header: Checkpoint<G>,
 }
 
 impl<'a, G> CheckpointSaver<'a, G> {
-    pub fn new(writer: &'a Writer<G>, header: Checkpoint<G>) -> Self {
+    pub(crate) fn new(writer: &'a Writer<G>, header: Checkpoint<G>) -> Self {
         CheckpointSaver { writer, header }
     }
 }

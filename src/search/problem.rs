@@ -23,7 +23,7 @@ pub struct Objective {
 }
 
 impl Objective {
-    pub fn minimise(name: &str) -> Self {
+    pub(crate) fn minimise(name: &str) -> Self {
         Objective {
             name: name.to_string(),
             sense: Sense::Minimise,
@@ -38,7 +38,7 @@ impl Objective {
     }
 
     /// Internal (minimised) value -> the natural sign shown to users.
-    pub fn natural(&self, internal: f64) -> f64 {
+    pub(crate) fn natural(&self, internal: f64) -> f64 {
         match self.sense {
             Sense::Minimise => internal,
             Sense::Maximise => -internal,
@@ -65,7 +65,7 @@ pub struct Evaluation {
 }
 
 impl Evaluation {
-    pub fn feasible(&self) -> bool {
+    pub(crate) fn feasible(&self) -> bool {
         self.violation <= 0.0
     }
 }

@@ -11,7 +11,7 @@ const EPS: f64 = 1.0e-14;
 
 /// SBX: with probability `probability` the pair is crossed; then each variable is crossed with
 /// probability 0.5 and the two children's values are swapped with probability 0.5.
-pub fn sbx(
+pub(crate) fn sbx(
     a: &[f64],
     b: &[f64],
     eta: f64,
@@ -57,7 +57,7 @@ pub fn sbx(
 }
 
 /// Bounded polynomial mutation: each variable mutates with probability `probability`.
-pub fn polynomial_mutation(x: &mut [f64], eta: f64, probability: f64, rng: &mut ChaCha8Rng) {
+pub(crate) fn polynomial_mutation(x: &mut [f64], eta: f64, probability: f64, rng: &mut ChaCha8Rng) {
     let power = 1.0 / (eta + 1.0);
     for y in x.iter_mut() {
         if rng.random::<f64>() > probability {

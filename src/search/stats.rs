@@ -5,7 +5,7 @@ use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, Normal};
 
 /// Mean and sample standard deviation (n - 1 in the denominator; 0 for one value).
-pub fn mean_sd(values: &[f64]) -> (f64, f64) {
+pub(crate) fn mean_sd(values: &[f64]) -> (f64, f64) {
     let n = values.len();
     if n == 0 {
         return (f64::NAN, f64::NAN);
@@ -48,7 +48,7 @@ pub struct RankSum {
 /// Two-sided rank-sum test. The normal approximation (with tie correction and continuity
 /// correction) is what R's `wilcox.test(exact = FALSE)` and SciPy's `mannwhitneyu(method =
 /// "asymptotic")` use; it is accurate to about 0.01 in p from 8-10 values per sample.
-pub fn rank_sum(a: &[f64], b: &[f64]) -> RankSum {
+pub(crate) fn rank_sum(a: &[f64], b: &[f64]) -> RankSum {
     let (n_a, n_b) = (a.len(), b.len());
     let mut all: Vec<(f64, usize)> = a
         .iter()

@@ -43,7 +43,7 @@ impl Termination {
 
     /// How many new individuals the generation after `evaluations` evaluations creates:
     /// `population`, or what is left of the budget; `None` once the budget is spent.
-    pub fn next_generation(self, population: usize, evaluations: usize) -> Option<usize> {
+    pub(crate) fn next_generation(self, population: usize, evaluations: usize) -> Option<usize> {
         let budget = self.evaluation_budget(population);
         (evaluations < budget).then(|| population.min(budget - evaluations))
     }

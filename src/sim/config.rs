@@ -183,25 +183,25 @@ impl SimConfig {
 /// `deadlock_cycles` and `timeline_window`: 10^12 cycles (days of simulation even for a tiny
 /// network), so that every sum of them and of the cycle clock fits in 64 bits with room to
 /// spare.
-pub const MAX_CYCLES: u64 = 1_000_000_000_000;
+pub(crate) const MAX_CYCLES: u64 = 1_000_000_000_000;
 /// Most cycles of any pipeline delay. The engine's event wheel spans the longest delay plus
 /// the longest link (`topology::model::MAX_LATENCY`, the same bound), so both are bounded to
 /// keep it small and its 32-bit sums exact.
-pub const MAX_DELAY: u32 = 1 << 16;
+pub(crate) const MAX_DELAY: u32 = 1 << 16;
 /// Most flits per VC buffer.
-pub const MAX_VC_DEPTH: u32 = 1 << 16;
+pub(crate) const MAX_VC_DEPTH: u32 = 1 << 16;
 /// Most confidence-interval batches.
-pub const MAX_BATCHES: usize = 1_000;
+pub(crate) const MAX_BATCHES: usize = 1_000;
 /// Most timeline windows a run may produce (`timeline_window` against the run's length).
-pub const MAX_TIMELINE_WINDOWS: u64 = 1_000_000;
+pub(crate) const MAX_TIMELINE_WINDOWS: u64 = 1_000_000;
 /// Most packets in source queues: packet slots are numbered in 32 bits.
-pub const MAX_QUEUED_PACKETS: u64 = 100_000_000;
+pub(crate) const MAX_QUEUED_PACKETS: u64 = 100_000_000;
 /// Most pre-training runs: each is a whole run of the workload, so more would only be a run
 /// that looks hung (a learned routing has long converged by then).
-pub const MAX_PRETRAIN_RUNS: u32 = 10_000;
+pub(crate) const MAX_PRETRAIN_RUNS: u32 = 10_000;
 /// Most switch allocator iterations and input speedup (beyond the 64 VCs of a port they
 /// change nothing).
-pub const MAX_ITERS: u32 = 64;
+pub(crate) const MAX_ITERS: u32 = 64;
 
 impl SimParams {
     /// Checks every field against its range (docs/formats.md, `[simulation]`); `resolve` calls

@@ -12,8 +12,9 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 pub use config::{AllocatorKind, SimConfig, SimParams, Switching, VcAllocatorKind};
-pub use engine::{Counters, DeadlockReport, DeliveredPacket, Engine, RunEnd};
-pub use stats::{ClassStats, LatencyStats, TimelineWindow};
+pub(crate) use engine::{Counters, DeadlockReport};
+pub use engine::{Engine, RunEnd};
+pub(crate) use stats::{ClassStats, TimelineWindow};
 
 use crate::error::Result;
 use crate::routing::RoutingFunction;
@@ -220,7 +221,7 @@ pub fn sweep(
 /// output VC, route candidate and buffer (8 bytes a flit, in blocks of 4), plus per-port and
 /// per-terminal state. Packets in flight and queued come on top; this is the part that is
 /// allocated up front and cannot shrink.
-pub fn engine_bytes(topo: &Topology, params: &SimParams) -> u128 {
+pub(crate) fn engine_bytes(topo: &Topology, params: &SimParams) -> u128 {
     let router_ports: u128 = topo.routers.iter().map(|r| r.ports.len() as u128).sum();
     let terminals = topo.num_terminals() as u128;
     let ports = router_ports + terminals;
@@ -230,7 +231,7 @@ pub fn engine_bytes(topo: &Topology, params: &SimParams) -> u128 {
 }
 
 /// The machine's physical memory in bytes (Linux `/proc/meminfo`; None elsewhere).
-pub fn machine_memory() -> Option<u128> {
+pub(crate) fn machine_memory() -> Option<u128> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
     let kib: u128 = line.split_whitespace().nth(1)?.parse().ok()?;
@@ -240,7 +241,7 @@ pub fn machine_memory() -> Option<u128> {
 /// Refuses a simulation whose `concurrent` engines (load points run in parallel) would need
 /// more than `memory` bytes (the machine's, see [`machine_memory`]) for their buffers alone,
 /// before any is built: otherwise the run dies of an allocation failure, or swaps for hours.
-pub fn check_memory(
+pub(crate) fn check_memory(
     topo: &Topology,
     params: &SimParams,
     concurrent: usize,
@@ -269,7 +270,7 @@ pub fn check_memory(
 
 /// A load point is stable when it ran to completion and accepted at least this share of what
 /// was offered.
-pub const STABLE_ACCEPTED: f64 = 0.97;
+pub(crate) const STABLE_ACCEPTED: f64 = 0.97;
 
 /// What a sweep says about saturation (docs/formats.md, "simulate --json").
 #[derive(Clone, Debug, Default, PartialEq, Serialize, serde::Deserialize)]

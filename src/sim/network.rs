@@ -4,7 +4,7 @@
 
 use crate::topology::{Endpoint, Topology};
 
-pub const NONE: u32 = u32::MAX;
+pub(crate) const NONE: u32 = u32::MAX;
 
 /// Where a channel delivers its flits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -124,16 +124,11 @@ impl Network {
         self.port_base.len() - 1
     }
 
-    pub fn num_ports(&self) -> usize {
+    pub(crate) fn num_ports(&self) -> usize {
         *self.port_base.last().expect("non-empty") as usize
     }
 
-    pub fn ports_of(&self, router: usize) -> usize {
+    pub(crate) fn ports_of(&self, router: usize) -> usize {
         (self.port_base[router + 1] - self.port_base[router]) as usize
-    }
-
-    /// Credit counters: one per router output VC, then one per terminal injection VC.
-    pub fn num_credit_counters(&self) -> usize {
-        (self.num_ports() + self.term_router.len()) * self.num_vcs
     }
 }

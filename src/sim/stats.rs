@@ -96,7 +96,7 @@ impl Collector {
         }
     }
 
-    pub fn in_window(&self, cycle: u64) -> bool {
+    pub(crate) fn in_window(&self, cycle: u64) -> bool {
         cycle >= self.start && cycle < self.start + self.len
     }
 
@@ -127,7 +127,7 @@ impl Collector {
     }
 
     /// `flits` flits reached their destination at `cycle`.
-    pub fn ejected(&mut self, class: usize, cycle: u64, flits: u32) {
+    pub(crate) fn ejected(&mut self, class: usize, cycle: u64, flits: u32) {
         if self.in_window(cycle) {
             let b = self.batch(cycle);
             let acc = &mut self.classes[class];
@@ -250,7 +250,7 @@ pub struct TimelineWindow {
 /// learned routing converges (a packet counts in the window it arrives in, so a window never
 /// waits for packets still in flight). Empty windows are left out.
 #[derive(Clone, Debug)]
-pub struct Timeline {
+pub(crate) struct Timeline {
     window: u64,
     current: u64,
     total: Vec<u64>,
@@ -261,7 +261,7 @@ pub struct Timeline {
 
 impl Timeline {
     /// `window` cycles per window (at least 1).
-    pub fn new(window: u64) -> Self {
+    pub(crate) fn new(window: u64) -> Self {
         Timeline {
             window: window.max(1),
             current: 0,
@@ -272,7 +272,7 @@ impl Timeline {
         }
     }
 
-    pub fn delivered(&mut self, rec: &PacketRecord) {
+    pub(crate) fn delivered(&mut self, rec: &PacketRecord) {
         let w = rec.delivered / self.window;
         if w != self.current {
             self.close();
@@ -303,14 +303,14 @@ impl Timeline {
     }
 
     /// The windows, the last (possibly partial) one included.
-    pub fn finish(mut self) -> Vec<TimelineWindow> {
+    pub(crate) fn finish(mut self) -> Vec<TimelineWindow> {
         self.close();
         self.windows
     }
 }
 
 /// Half-width of the 95% confidence interval of the mean of `samples` (batch means).
-pub fn ci95(samples: &[f64]) -> Option<f64> {
+pub(crate) fn ci95(samples: &[f64]) -> Option<f64> {
     let b = samples.len();
     if b < 2 {
         return None;

@@ -15,14 +15,14 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use super::model::{Endpoint, LinkKind, PortId, RouterId, Shape, Topology};
 
 /// The value of the `format` field.
-pub const FORMAT_NAME: &str = "fabricopt-topology";
+pub(crate) const FORMAT_NAME: &str = "fabricopt-topology";
 /// The schema version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+pub(crate) const FORMAT_VERSION: u32 = 1;
 
 /// A whole file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct TopologyFile {
+pub(crate) struct TopologyFile {
     /// Must be [`FORMAT_NAME`] when present.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub format: Option<String>,
@@ -49,7 +49,7 @@ pub struct TopologyFile {
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RouterEntry {
+pub(crate) struct RouterEntry {
     /// Number of ports (connected or not); when absent, one more than the highest port used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ports: Option<usize>,
@@ -57,7 +57,7 @@ pub struct RouterEntry {
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct TerminalEntry {
+pub(crate) struct TerminalEntry {
     pub router: RouterId,
     /// When absent: the router's lowest free port.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -75,7 +75,7 @@ pub struct TerminalEntry {
 /// The kind of a router-to-router link.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum NetworkKind {
+pub(crate) enum NetworkKind {
     Local,
     Global,
 }
@@ -91,7 +91,7 @@ impl From<NetworkKind> for LinkKind {
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct LinkEntry {
+pub(crate) struct LinkEntry {
     /// `ends[0]` of the link (channel 0 runs a -> b).
     pub a: End,
     pub b: End,
@@ -106,7 +106,7 @@ pub struct LinkEntry {
 
 /// A link end: `[router, port]`, or `router` / `[router]` to take the router's lowest free port.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct End {
+pub(crate) struct End {
     pub router: RouterId,
     pub port: Option<PortId>,
 }
@@ -164,13 +164,13 @@ impl<'de> Deserialize<'de> for End {
 }
 
 /// What [`TopologyFile::from_topology`] could not express.
-pub type Warnings = Vec<String>;
+pub(crate) type Warnings = Vec<String>;
 
 impl TopologyFile {
     /// The complete description of `topo` (every field given). Warnings name what the schema
     /// cannot hold: links whose kind does not match their ends, terminal links written
     /// router-first, links between two terminals (left out).
-    pub fn from_topology(topo: &Topology) -> (TopologyFile, Warnings) {
+    pub(crate) fn from_topology(topo: &Topology) -> (TopologyFile, Warnings) {
         let mut warnings = Vec::new();
         let canonical = topo.terminals.iter().enumerate().all(|(i, t)| t.link == i);
         let mut terminal_link = vec![false; topo.links.len()];
@@ -273,7 +273,7 @@ impl TopologyFile {
     }
 
     /// Pretty-printed JSON with one router, terminal or link per line.
-    pub fn to_pretty_string(&self) -> String {
+    pub(crate) fn to_pretty_string(&self) -> String {
         fn item<T: Serialize>(v: &T) -> String {
             // Plain data with string keys: serialisation cannot fail.
             serde_json::to_string(v).expect("plain data serialises")

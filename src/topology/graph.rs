@@ -67,7 +67,7 @@ impl RouterGraph {
         }
     }
 
-    pub fn num_nodes(&self) -> usize {
+    pub(crate) fn num_nodes(&self) -> usize {
         self.offsets.len() - 1
     }
 
@@ -104,12 +104,12 @@ impl RouterGraph {
     }
 
     #[inline]
-    pub fn multiplicity(&self, pos: usize) -> u32 {
+    pub(crate) fn multiplicity(&self, pos: usize) -> u32 {
         self.mult[pos]
     }
 
     #[inline]
-    pub fn edge_id(&self, pos: usize) -> usize {
+    pub(crate) fn edge_id(&self, pos: usize) -> usize {
         self.edge[pos] as usize
     }
 

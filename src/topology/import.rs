@@ -16,11 +16,11 @@ use super::model::{
 use crate::error::{Error, Result};
 
 /// Most routers an imported topology may have (the largest generator's limit).
-pub const MAX_ROUTERS: usize = 1 << 24;
+pub(crate) const MAX_ROUTERS: usize = 1 << 24;
 /// Most ports one router may have.
-pub const MAX_PORTS: usize = 1 << 16;
+pub(crate) const MAX_PORTS: usize = 1 << 16;
 /// Most ports (connected or not) all routers together may have.
-pub const MAX_TOTAL_PORTS: usize = 1 << 26;
+pub(crate) const MAX_TOTAL_PORTS: usize = 1 << 26;
 
 /// The input formats, chosen by file extension.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,12 +34,12 @@ pub enum TopologyFileFormat {
 }
 
 /// The extensions [`read_topology_file`] accepts, for messages.
-pub const ACCEPTED_EXTENSIONS: &str =
+pub(crate) const ACCEPTED_EXTENSIONS: &str =
     ".json (fabricopt JSON), .txt or .edges (edge list), .anynet (BookSim anynet)";
 
 impl TopologyFileFormat {
     /// The format a file's extension (case-insensitive) names.
-    pub fn from_path(path: &Path) -> Result<Self> {
+    pub(crate) fn from_path(path: &Path) -> Result<Self> {
         let ext = path
             .extension()
             .and_then(|e| e.to_str())

@@ -1,6 +1,6 @@
 //! Topologies: the model the simulator runs on, generators, file import and metrics.
 
-pub mod format_json;
+pub(crate) mod format_json;
 pub mod generators;
 pub mod graph;
 pub mod import;
@@ -14,9 +14,6 @@ pub mod spec;
 pub mod symmetry;
 
 pub use graph::RouterGraph;
-pub use model::{
-    ChannelId, ChannelParams, Endpoint, Link, LinkId, LinkKind, PortId, Router, RouterId, Shape,
-    Terminal, TerminalId, Topology, TopologyBuilder,
-};
-pub use spec::{Generator, LinkParams, TopologyConfig, TopologySpec};
-pub use symmetry::{Digit, Symmetry};
+pub use model::{ChannelParams, Endpoint, LinkKind, Router, Shape, Terminal, Topology};
+pub(crate) use model::{PortId, RouterId, TerminalId};
+pub use spec::{LinkParams, TopologyConfig};

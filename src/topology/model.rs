@@ -12,10 +12,10 @@ use super::graph::RouterGraph;
 use super::symmetry::Symmetry;
 use crate::error::{Error, Result};
 
-pub type RouterId = usize;
-pub type TerminalId = usize;
-pub type LinkId = usize;
-pub type PortId = usize;
+pub(crate) type RouterId = usize;
+pub(crate) type TerminalId = usize;
+pub(crate) type LinkId = usize;
+pub(crate) type PortId = usize;
 
 /// What a link connects and how it is usually built (short copper, long optics, NIC cable).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -27,8 +27,6 @@ pub enum LinkKind {
 }
 
 impl LinkKind {
-    pub const ALL: [LinkKind; 3] = [LinkKind::Local, LinkKind::Global, LinkKind::Terminal];
-
     pub fn name(self) -> &'static str {
         match self {
             LinkKind::Local => "local",
@@ -72,7 +70,7 @@ pub struct Link {
 }
 
 /// A unidirectional channel, identified as `2 * link + direction`.
-pub type ChannelId = usize;
+pub(crate) type ChannelId = usize;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Router {
@@ -162,14 +160,14 @@ impl Topology {
     }
 
     /// The channel leaving `router` through `port`.
-    pub fn out_channel(&self, router: RouterId, port: PortId) -> Option<ChannelId> {
+    pub(crate) fn out_channel(&self, router: RouterId, port: PortId) -> Option<ChannelId> {
         let link = self.routers[router].ports.get(port).copied().flatten()?;
         let dir = usize::from(self.links[link].ends[0] != Endpoint::Router { router, port });
         Some(2 * link + dir)
     }
 
     /// Source and destination endpoints of a channel.
-    pub fn channel_ends(&self, channel: ChannelId) -> (Endpoint, Endpoint) {
+    pub(crate) fn channel_ends(&self, channel: ChannelId) -> (Endpoint, Endpoint) {
         let l = &self.links[channel / 2];
         if channel % 2 == 0 {
             (l.ends[0], l.ends[1])
@@ -179,7 +177,8 @@ impl Topology {
     }
 
     /// Number of connected network (router-to-router) ports of each router.
-    pub fn network_degrees(&self) -> Vec<usize> {
+    #[cfg(test)]
+    pub(crate) fn network_degrees(&self) -> Vec<usize> {
         let mut deg = vec![0; self.routers.len()];
         for l in &self.links {
             for e in l.ends {
@@ -259,12 +258,12 @@ impl Topology {
 /// Most cycles a link may take: the simulator keeps an event wheel as long as the longest
 /// link plus the router pipeline, so a latency is bounded like the pipeline delays
 /// (`sim::config::MAX_DELAY`).
-pub const MAX_LATENCY: u32 = 1 << 16;
+pub(crate) const MAX_LATENCY: u32 = 1 << 16;
 
 /// Builds a topology port by port; generators and importers use it so that the invariants
 /// checked by [`Topology::validate`] hold by construction.
 #[derive(Debug)]
-pub struct TopologyBuilder {
+pub(crate) struct TopologyBuilder {
     name: String,
     routers: Vec<Router>,
     terminals: Vec<Terminal>,
@@ -272,7 +271,7 @@ pub struct TopologyBuilder {
 }
 
 impl TopologyBuilder {
-    pub fn new(name: impl Into<String>, num_routers: usize) -> Self {
+    pub(crate) fn new(name: impl Into<String>, num_routers: usize) -> Self {
         TopologyBuilder {
             name: name.into(),
             routers: vec![Router { ports: Vec::new() }; num_routers],
@@ -281,12 +280,8 @@ impl TopologyBuilder {
         }
     }
 
-    pub fn num_routers(&self) -> usize {
-        self.routers.len()
-    }
-
     /// Makes sure `router` has at least `count` ports (new ones unconnected).
-    pub fn reserve_ports(&mut self, router: RouterId, count: usize) {
+    pub(crate) fn reserve_ports(&mut self, router: RouterId, count: usize) {
         let ports = &mut self.routers[router].ports;
         if ports.len() < count {
             ports.resize(count, None);
@@ -294,7 +289,7 @@ impl TopologyBuilder {
     }
 
     /// The number of ports router `router` has so far.
-    pub fn port_count(&self, router: RouterId) -> usize {
+    pub(crate) fn port_count(&self, router: RouterId) -> usize {
         self.routers[router].ports.len()
     }
 
@@ -318,7 +313,7 @@ impl TopologyBuilder {
     }
 
     /// Connects two router ports with a bidirectional link.
-    pub fn connect(
+    pub(crate) fn connect(
         &mut self,
         (a, pa): (RouterId, PortId),
         (b, pb): (RouterId, PortId),
@@ -355,7 +350,7 @@ impl TopologyBuilder {
     }
 
     /// Connects two routers on their next free port numbers.
-    pub fn connect_next(
+    pub(crate) fn connect_next(
         &mut self,
         a: RouterId,
         b: RouterId,
@@ -368,7 +363,7 @@ impl TopologyBuilder {
     }
 
     /// Attaches a new terminal to `router`'s `port`; terminal ids are given in call order.
-    pub fn attach_terminal(
+    pub(crate) fn attach_terminal(
         &mut self,
         router: RouterId,
         port: PortId,
@@ -390,7 +385,7 @@ impl TopologyBuilder {
     }
 
     /// Attaches `count` terminals to every router on ports 0..count (the usual concentration).
-    pub fn attach_terminals_everywhere(&mut self, count: usize, params: ChannelParams) {
+    pub(crate) fn attach_terminals_everywhere(&mut self, count: usize, params: ChannelParams) {
         for r in 0..self.routers.len() {
             for p in 0..count {
                 self.attach_terminal(r, p, params)
@@ -399,7 +394,7 @@ impl TopologyBuilder {
         }
     }
 
-    pub fn finish(self, shape: Shape, symmetry: Option<Symmetry>) -> Result<Topology> {
+    pub(crate) fn finish(self, shape: Shape, symmetry: Option<Symmetry>) -> Result<Topology> {
         let topo = Topology {
             name: self.name,
             shape,

@@ -81,7 +81,7 @@ impl TopologyEntry {
     }
 
     /// What a misplaced key "does not apply to": `kind `mesh` (it takes dims, concentration)`.
-    pub fn misplaced(&self) -> String {
+    pub(crate) fn misplaced(&self) -> String {
         match self.no_links {
             Some(reason) => format!("kind `{}` ({reason})", self.name),
             None => format!(
@@ -94,7 +94,7 @@ impl TopologyEntry {
 }
 
 #[rustfmt::skip]
-pub const TOPOLOGIES: &[TopologyEntry] = &[
+pub(crate) const TOPOLOGIES: &[TopologyEntry] = &[
     entry::<CartesianParams>("mesh", Some("dims"), "k-ary n-mesh: dims = [k0, k1, ...] routers per dimension", cartesian::resolve),
     entry::<CartesianParams>("torus", Some("dims"), "k-ary n-cube: a mesh with wrap-around links", cartesian::resolve),
     entry::<RingParams>("ring", Some("routers"), "a 1-D torus of `routers` routers", cartesian::resolve_ring),
@@ -118,7 +118,7 @@ pub fn names() -> Vec<&'static str> {
 }
 
 /// The kinds a spec string may name.
-pub fn spec_names() -> Vec<&'static str> {
+pub(crate) fn spec_names() -> Vec<&'static str> {
     TOPOLOGIES
         .iter()
         .filter(|e| e.positional.is_some())
@@ -127,7 +127,7 @@ pub fn spec_names() -> Vec<&'static str> {
 }
 
 /// The entry of `cfg`'s kind; errors name `kind`.
-pub fn entry_of(cfg: &TopologyConfig) -> Result<&'static TopologyEntry> {
+pub(crate) fn entry_of(cfg: &TopologyConfig) -> Result<&'static TopologyEntry> {
     let kind = cfg.kind.as_deref().ok_or_else(|| {
         Error::field(
             "kind",
@@ -146,7 +146,7 @@ pub fn entry_of(cfg: &TopologyConfig) -> Result<&'static TopologyEntry> {
 }
 
 /// Every key some kind takes, as the kinds write them, in registry order (no common keys).
-pub fn own_keys() -> Vec<&'static str> {
+pub(crate) fn own_keys() -> Vec<&'static str> {
     let mut keys = Vec::new();
     for e in TOPOLOGIES {
         for k in (e.own_keys)() {
@@ -178,7 +178,7 @@ fn all_keys() -> Vec<&'static str> {
 /// type are errors too. `table` names the table in errors (empty: the caller prefixes it).
 /// Run when a problem file is read (with `table` = `topology` and the keys' lines) and by
 /// [`TopologyConfig::parse_spec`].
-pub fn check_params(cfg: &TopologyConfig, table: &str) -> Result<()> {
+pub(crate) fn check_params(cfg: &TopologyConfig, table: &str) -> Result<()> {
     let all = all_keys();
     if let Some(key) = cfg.params.keys().find(|k| !all.contains(k)) {
         let expected = all
@@ -200,7 +200,7 @@ pub fn check_params(cfg: &TopologyConfig, table: &str) -> Result<()> {
 
 /// The parameters as the kind's struct writes them (`r` for `R`); as written when the kind is
 /// unknown or they do not read.
-pub fn canonical_params(cfg: &TopologyConfig) -> Params {
+pub(crate) fn canonical_params(cfg: &TopologyConfig) -> Params {
     cfg.kind
         .as_deref()
         .and_then(find)

@@ -37,7 +37,7 @@ pub struct TopologyConfig {
 
 /// The keys every kind takes besides its own (`global_latency` belongs to the kinds with global
 /// links).
-pub const COMMON_KEYS: [&str; 5] = [
+pub(crate) const COMMON_KEYS: [&str; 5] = [
     "kind",
     "name",
     "local_latency",
@@ -58,7 +58,7 @@ pub struct LinkParams {
 
 impl LinkParams {
     /// The same links with global links of `latency` cycles.
-    pub fn with_global_latency(mut self, latency: u32) -> Self {
+    pub(crate) fn with_global_latency(mut self, latency: u32) -> Self {
         self.global.latency = latency;
         self
     }
@@ -104,14 +104,14 @@ impl TopologyConfig {
     /// The kind's parameter struct `P`; errors name the key alone (`p`, `genome[2]`), the
     /// caller prefixes the table. A key that `P` does not have is refused with the keys the
     /// kind takes.
-    pub fn read_params<P: DeserializeOwned>(&self) -> Result<P> {
+    pub(crate) fn read_params<P: DeserializeOwned>(&self) -> Result<P> {
         let entry = registry::entry_of(self)?;
         self.params.read("", &entry.misplaced())
     }
 
     /// The error of a family's resolver given a kind that is not one of its own (a registry
     /// line that points at the wrong resolver).
-    pub fn not_in_family(&self, family: &str) -> Error {
+    pub(crate) fn not_in_family(&self, family: &str) -> Error {
         Error::field(
             "kind",
             format!(
@@ -250,7 +250,7 @@ impl TopologyConfig {
 }
 
 /// A link latency: `field`'s value, 1 cycle by default, at most [`MAX_LATENCY`].
-pub fn check_latency(field: &str, value: Option<u32>) -> Result<u32> {
+pub(crate) fn check_latency(field: &str, value: Option<u32>) -> Result<u32> {
     let latency = value.unwrap_or(1);
     if latency == 0 {
         return Err(Error::field(field, "must be at least 1 cycle"));
@@ -265,7 +265,7 @@ pub fn check_latency(field: &str, value: Option<u32>) -> Result<u32> {
 }
 
 /// A required parameter: `field` is named when it is missing.
-pub fn require<'a, T>(value: &'a Option<T>, field: &str) -> Result<&'a T> {
+pub(crate) fn require<'a, T>(value: &'a Option<T>, field: &str) -> Result<&'a T> {
     value
         .as_ref()
         .ok_or_else(|| Error::field(field, "is required for this kind"))

@@ -36,12 +36,12 @@ impl Symmetry {
         &self.digits
     }
 
-    pub fn num_nodes(&self) -> usize {
+    pub(crate) fn num_nodes(&self) -> usize {
         self.digits.iter().map(|d| d.radix).product()
     }
 
     /// Number of translations (= size of every orbit).
-    pub fn group_order(&self) -> usize {
+    pub(crate) fn group_order(&self) -> usize {
         self.digits
             .iter()
             .filter(|d| d.translatable)
@@ -50,7 +50,7 @@ impl Symmetry {
     }
 
     /// True when the group is trivial (nothing to exploit).
-    pub fn is_trivial(&self) -> bool {
+    pub(crate) fn is_trivial(&self) -> bool {
         self.group_order() == 1
     }
 
@@ -71,7 +71,7 @@ impl Symmetry {
     }
 
     /// One router per orbit: those whose translatable digits are all zero, ascending.
-    pub fn representatives(&self) -> Vec<usize> {
+    pub(crate) fn representatives(&self) -> Vec<usize> {
         (0..self.num_nodes())
             .filter(|&v| {
                 self.split(v)
@@ -83,7 +83,7 @@ impl Symmetry {
     }
 
     /// Index of `node`'s orbit among [`Self::representatives`].
-    pub fn orbit_index(&self, node: usize) -> usize {
+    pub(crate) fn orbit_index(&self, node: usize) -> usize {
         self.split(node)
             .iter()
             .zip(&self.digits)
@@ -93,7 +93,7 @@ impl Symmetry {
 
     /// The translation carrying `node`'s representative to `node`, as one index in
     /// `0..group_order()` (mixed radix over the translatable digits, most significant first).
-    pub fn translation_index(&self, node: usize) -> usize {
+    pub(crate) fn translation_index(&self, node: usize) -> usize {
         self.split(node)
             .iter()
             .zip(&self.digits)
@@ -102,7 +102,7 @@ impl Symmetry {
     }
 
     /// The shift vector (one entry per translatable digit) of a translation index.
-    pub fn translation_vector(&self, mut index: usize) -> Vec<usize> {
+    pub(crate) fn translation_vector(&self, mut index: usize) -> Vec<usize> {
         let radices: Vec<usize> = self.translatable_radices();
         let mut out = vec![0; radices.len()];
         for (i, &r) in radices.iter().enumerate().rev() {
@@ -113,7 +113,7 @@ impl Symmetry {
     }
 
     /// Radices of the translatable digits, most significant first.
-    pub fn translatable_radices(&self) -> Vec<usize> {
+    pub(crate) fn translatable_radices(&self) -> Vec<usize> {
         self.digits
             .iter()
             .filter(|d| d.translatable)
@@ -122,7 +122,7 @@ impl Symmetry {
     }
 
     /// Applies a translation (shift per translatable digit, added modulo the radix).
-    pub fn translate(&self, node: usize, shift: &[usize]) -> usize {
+    pub(crate) fn translate(&self, node: usize, shift: &[usize]) -> usize {
         let mut digits = self.split(node);
         let mut k = 0;
         for (x, d) in digits.iter_mut().zip(&self.digits) {

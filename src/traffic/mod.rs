@@ -15,7 +15,7 @@
 
 mod config;
 mod matrix;
-pub mod patterns;
+pub(crate) mod patterns;
 mod process;
 pub mod registry;
 #[cfg(test)]
@@ -29,12 +29,11 @@ use std::sync::Arc;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-pub use config::{
-    COMMON_KEYS, INJECTIONS, MAX_PACKET_FLITS, MAX_PACKETS_PER_MESSAGE, PhaseConfig, TrafficConfig,
-    apply_booksim_defaults, check_types, parse_traffic_tables,
-};
-pub use patterns::grid::DEFAULT_GRID;
-pub use process::SourceState;
+pub use config::TrafficConfig;
+pub(crate) use config::{MAX_PACKET_FLITS, apply_booksim_defaults, check_types};
+#[cfg(test)]
+use config::{PhaseConfig, parse_traffic_tables};
+pub(crate) use process::SourceState;
 
 use config::{ClassSpec, InjectionSpec, LoadSpec};
 use patterns::{DestinationPattern, Group, PatternInput};
@@ -45,7 +44,7 @@ use crate::topology::Topology;
 
 /// A packet a source has just created (the engine knows the cycle).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct NewPacket {
+pub(crate) struct NewPacket {
     pub src: u32,
     pub dst: u32,
     /// Flits, at least 1.
@@ -60,12 +59,16 @@ const PATTERN_STREAM: u64 = 1 << 63;
 #[derive(Clone, Debug)]
 struct Class {
     spec: ClassSpec,
+    // `name` and `send_mean` serve the tests' accessors (offered load, names); the simulator
+    // reads the spec, pattern and process.
+    #[cfg(test)]
     name: String,
     pattern: Arc<dyn DestinationPattern>,
     process: Process,
     /// Flits per terminal per cycle requested (`load`, the phases' time average, or implied).
     nominal_load: f64,
     /// Mean over terminals of the share of creations that produce a packet.
+    #[cfg(test)]
     send_mean: f64,
     seed: u64,
 }
@@ -135,7 +138,7 @@ impl Traffic {
     /// A copy with class `class` offering `load` flits per terminal per cycle (the nominal
     /// load, as the `load` field). Phases are scaled so that their time average is `load`;
     /// an all-to-all class gets the period that implies `load`.
-    pub fn with_load(&self, class: usize, load: f64) -> Result<Traffic> {
+    pub(crate) fn with_load(&self, class: usize, load: f64) -> Result<Traffic> {
         let mut out = self.clone();
         let c = out.classes.get_mut(class).ok_or_else(|| {
             Error::field(
@@ -148,7 +151,7 @@ impl Traffic {
         Ok(out)
     }
 
-    pub fn num_classes(&self) -> usize {
+    pub(crate) fn num_classes(&self) -> usize {
         self.classes.len()
     }
 
@@ -157,7 +160,7 @@ impl Traffic {
     }
 
     /// One source per (terminal, class), at [`Traffic::source_index`].
-    pub fn new_sources(&self) -> Vec<SourceState> {
+    pub(crate) fn new_sources(&self) -> Vec<SourceState> {
         let classes = self.classes.len();
         let mut out = Vec::with_capacity(self.terminals as usize * classes);
         for t in 0..self.terminals {
@@ -174,13 +177,14 @@ impl Traffic {
         out
     }
 
-    pub fn source_index(&self, terminal: usize, class: usize) -> usize {
+    #[cfg(test)]
+    pub(crate) fn source_index(&self, terminal: usize, class: usize) -> usize {
         terminal * self.classes.len() + class
     }
 
     /// First cycle >= the last `generate` call at which this source creates packets, or
     /// `None` if it never will again.
-    pub fn next_event(&self, src: &SourceState) -> Option<u64> {
+    pub(crate) fn next_event(&self, src: &SourceState) -> Option<u64> {
         src.next
     }
 
@@ -188,7 +192,7 @@ impl Traffic {
     /// `out` and advances the source. Events before `now` that were missed are created too;
     /// an event after `now` is left alone. May append nothing (a `diagonal` self share) or
     /// several packets (an all-to-all burst).
-    pub fn generate(&self, src: &mut SourceState, now: u64, out: &mut Vec<NewPacket>) {
+    pub(crate) fn generate(&self, src: &mut SourceState, now: u64, out: &mut Vec<NewPacket>) {
         let c = &self.classes[usize::from(src.class)];
         while let Some(t) = src.next {
             if t > now {
@@ -201,48 +205,54 @@ impl Traffic {
     /// Flits per terminal per cycle actually offered, averaged over terminals: the nominal
     /// load times the share of creations that produce a packet (permutation fixed points,
     /// `diagonal`'s self share and zero matrix rows send nothing).
-    pub fn offered_load(&self, class: usize) -> f64 {
+    #[cfg(test)]
+    pub(crate) fn offered_load(&self, class: usize) -> f64 {
         let c = &self.classes[class];
         c.nominal_load * c.send_mean
     }
 
     /// Flits per terminal per cycle requested: `load`, the time average of `phases`, or the
     /// load an all-to-all exchange implies.
-    pub fn nominal_load(&self, class: usize) -> f64 {
+    pub(crate) fn nominal_load(&self, class: usize) -> f64 {
         self.classes[class].nominal_load
     }
 
     /// Nominal load in effect at `cycle` (differs from `nominal_load` only with phases; 0
     /// after the last phase).
-    pub fn load_at(&self, class: usize, cycle: u64) -> f64 {
+    #[cfg(test)]
+    pub(crate) fn load_at(&self, class: usize, cycle: u64) -> f64 {
         let c = &self.classes[class];
         c.process.load_at(cycle, c.nominal_load)
     }
 
-    pub fn mean_packet_flits(&self, class: usize) -> f64 {
+    #[cfg(test)]
+    pub(crate) fn mean_packet_flits(&self, class: usize) -> f64 {
         self.classes[class].spec.sizes.mean()
     }
 
     /// Smallest and largest packet size in flits.
-    pub fn packet_flits_range(&self, class: usize) -> (u32, u32) {
+    pub(crate) fn packet_flits_range(&self, class: usize) -> (u32, u32) {
         self.classes[class].spec.sizes.bounds()
     }
 
-    pub fn source_queue_limit(&self, class: usize) -> Option<usize> {
+    pub(crate) fn source_queue_limit(&self, class: usize) -> Option<usize> {
         self.classes[class].spec.source_queue
     }
 
     /// The class's `name`, or `class<i>`.
-    pub fn class_name(&self, class: usize) -> &str {
+    #[cfg(test)]
+    pub(crate) fn class_name(&self, class: usize) -> &str {
         &self.classes[class].name
     }
 
     /// The pattern name (`alltoall` for an all-to-all class).
-    pub fn pattern_name(&self, class: usize) -> &str {
+    #[cfg(test)]
+    pub(crate) fn pattern_name(&self, class: usize) -> &str {
         &self.classes[class].spec.pattern_name
     }
 
-    pub fn injection_name(&self, class: usize) -> &'static str {
+    #[cfg(test)]
+    pub(crate) fn injection_name(&self, class: usize) -> &'static str {
         self.classes[class].spec.injection.name()
     }
 
@@ -252,20 +262,21 @@ impl Traffic {
     /// point of a permutation or a zero matrix row, 1/3 for `diagonal`). Packets per cycle
     /// from `src` to `dst` = offered packet rate of a creation x probability, i.e. flits per
     /// cycle = `nominal_load(class) * p`.
-    pub fn destination_distribution(&self, class: usize, src: usize) -> Vec<(u32, f64)> {
+    pub(crate) fn destination_distribution(&self, class: usize, src: usize) -> Vec<(u32, f64)> {
         patterns::distribution(&*self.classes[class].pattern, src as u32)
     }
 
     /// The share of terminal `src`'s creations that produce a packet (the sum of
     /// [`Traffic::destination_distribution`]).
-    pub fn send_fraction(&self, class: usize, src: usize) -> f64 {
+    #[cfg(test)]
+    pub(crate) fn send_fraction(&self, class: usize, src: usize) -> f64 {
         self.classes[class].pattern.send_fraction(src as u32)
     }
 
     /// Refuses [`Traffic::traffic_matrix`] when its dense terminals x terminals matrix would
     /// take more than half of `memory` (the machine's, when known): on the 114,582-terminal
     /// dragonfly it is 98 GiB, and building it used to run the machine out of memory.
-    pub fn check_matrix_memory(&self, memory: Option<u128>) -> Result<()> {
+    pub(crate) fn check_matrix_memory(&self, memory: Option<u128>) -> Result<()> {
         let t = u128::from(self.terminals);
         let bytes = t * t * std::mem::size_of::<f64>() as u128;
         match memory {
@@ -333,14 +344,18 @@ impl Class {
             &spec.sizes,
             pattern.group_size(),
         )?;
+        #[cfg(test)]
         let n = topo.num_terminals();
+        #[cfg(test)]
         let send_mean = (0..n as u32).map(|t| pattern.send_fraction(t)).sum::<f64>() / n as f64;
         Ok(Class {
+            #[cfg(test)]
             name: spec.name.clone().unwrap_or_else(|| format!("class{index}")),
             spec,
             pattern,
             process,
             nominal_load,
+            #[cfg(test)]
             send_mean,
             seed,
         })

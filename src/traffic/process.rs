@@ -52,7 +52,7 @@ impl Sizes {
 
 /// The state of one (terminal, class) source. Created by `Traffic::new_sources`.
 #[derive(Clone, Debug)]
-pub struct SourceState {
+pub(crate) struct SourceState {
     pub(crate) rng: ChaCha8Rng,
     /// The next cycle at which this source creates packets.
     pub(crate) next: Option<u64>,
@@ -90,19 +90,6 @@ impl SourceState {
             on: true,
             order: Vec::new(),
         }
-    }
-
-    pub fn terminal(&self) -> usize {
-        self.terminal as usize
-    }
-
-    pub fn class(&self) -> usize {
-        usize::from(self.class)
-    }
-
-    /// Same as `Traffic::next_event`.
-    pub fn next_event(&self) -> Option<u64> {
-        self.next
     }
 }
 
@@ -280,6 +267,7 @@ impl Process {
     }
 
     /// Nominal load in effect at `cycle` (averaged over on/off periods).
+    #[cfg(test)]
     pub(crate) fn load_at(&self, cycle: u64, nominal: f64) -> f64 {
         match self {
             Process::Rate(r) => r

@@ -76,7 +76,7 @@ impl PatternEntry {
 }
 
 #[rustfmt::skip]
-pub const PATTERNS: &[PatternEntry] = &[
+pub(crate) const PATTERNS: &[PatternEntry] = &[
     entry::<NoParams>("uniform", "any other terminal, uniformly", simple::uniform).with_self_packets(),
     entry::<NoParams>("transpose", "swap the halves of the terminal id's bits", simple::transpose).with_self_packets(),
     entry::<NoParams>("bitcomp", "complement the terminal id's bits", simple::bitcomp).with_self_packets(),
@@ -105,7 +105,7 @@ pub fn names() -> Vec<&'static str> {
 }
 
 /// The patterns that can send to the source itself.
-pub fn self_packet_names() -> Vec<&'static str> {
+pub(crate) fn self_packet_names() -> Vec<&'static str> {
     PATTERNS
         .iter()
         .filter(|e| e.self_packets)
@@ -114,7 +114,7 @@ pub fn self_packet_names() -> Vec<&'static str> {
 }
 
 /// The patterns whose parameter struct has `key`.
-pub fn owners(key: &str) -> Vec<&'static str> {
+pub(crate) fn owners(key: &str) -> Vec<&'static str> {
     PATTERNS
         .iter()
         .filter(|e| (e.keys)().contains(&key))
@@ -124,7 +124,7 @@ pub fn owners(key: &str) -> Vec<&'static str> {
 
 /// Every key a `[[traffic]]` table may hold: the common ones with every pattern's after
 /// `injection` (where the flat table had them).
-pub fn all_keys() -> &'static [&'static str] {
+pub(crate) fn all_keys() -> &'static [&'static str] {
     static KEYS: OnceLock<Vec<&'static str>> = OnceLock::new();
     KEYS.get_or_init(|| {
         let split = COMMON_KEYS
@@ -148,7 +148,7 @@ pub fn all_keys() -> &'static [&'static str] {
 /// it, whatever the class's pattern (which keys apply is checked when the class is
 /// resolved). `table` names the table in errors (`traffic[0]`). Run when the tables are read,
 /// with the keys' lines, so that a mistyped value is reported there, as the flat table did.
-pub fn check_types(params: &Params, table: &str) -> Result<()> {
+pub(crate) fn check_types(params: &Params, table: &str) -> Result<()> {
     for key in params.keys() {
         if let Some(e) = PATTERNS.iter().find(|e| (e.keys)().contains(&key)) {
             let mut one = params.clone();

@@ -3,7 +3,7 @@
 use std::process::{Command, Output};
 
 /// Runs the `fabricopt` binary from the crate root.
-pub fn fabricopt(args: &[&str]) -> Output {
+pub(crate) fn fabricopt(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_fabricopt"))
         .args(args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
@@ -11,7 +11,7 @@ pub fn fabricopt(args: &[&str]) -> Output {
         .expect("binary runs")
 }
 
-pub fn json(args: &[&str]) -> serde_json::Value {
+pub(crate) fn json(args: &[&str]) -> serde_json::Value {
     let out = fabricopt(args);
     assert!(
         out.status.success(),
@@ -22,7 +22,7 @@ pub fn json(args: &[&str]) -> serde_json::Value {
 }
 
 /// Runs a command that must fail: non-zero exit, no panic, exactly one line on stderr.
-pub fn error_line(args: &[&str]) -> String {
+pub(crate) fn error_line(args: &[&str]) -> String {
     let out = fabricopt(args);
     assert!(!out.status.success(), "{args:?} should fail");
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
@@ -36,7 +36,7 @@ pub fn error_line(args: &[&str]) -> String {
 /// `seconds`: for commands that used to hang. Standard output is discarded (a full pipe
 /// nobody reads would block the child); standard error is returned.
 #[allow(dead_code)]
-pub fn fabricopt_within(args: &[&str], seconds: u64) -> Output {
+pub(crate) fn fabricopt_within(args: &[&str], seconds: u64) -> Output {
     use std::process::Stdio;
     use std::time::{Duration, Instant};
     let mut child = Command::new(env!("CARGO_BIN_EXE_fabricopt"))

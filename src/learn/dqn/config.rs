@@ -73,7 +73,7 @@ impl Default for DqnConfig {
 
 impl DqnConfig {
     /// The exploration rate after `decisions` decisions.
-    pub fn epsilon(&self, decisions: u64) -> f64 {
+    pub(crate) fn epsilon(&self, decisions: u64) -> f64 {
         if decisions < self.epsilon_anneal {
             let f = decisions as f64 / self.epsilon_anneal as f64;
             self.epsilon_start + f * (self.epsilon_mid - self.epsilon_start)

@@ -15,7 +15,8 @@ mod replay;
 mod tests;
 
 pub use config::DqnConfig;
-pub use replay::{Batch, ReplayBuffer, Transition};
+pub use replay::Batch;
+pub(crate) use replay::{ReplayBuffer, Transition};
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -24,7 +25,7 @@ use crate::error::Result;
 use crate::learn::nn::{Adam, DuelingNet, NetShape, Workspace, clip_grad_norm};
 
 /// Index of the largest value (the first on ties).
-pub fn argmax(q: &[f32]) -> usize {
+pub(crate) fn argmax(q: &[f32]) -> usize {
     let mut best = 0;
     for (i, &v) in q.iter().enumerate() {
         if v > q[best] {
@@ -36,7 +37,7 @@ pub fn argmax(q: &[f32]) -> usize {
 
 /// Double-DQN target of a non-terminal transition: the target network's value of the action
 /// the online network prefers in the next state.
-pub fn double_q_target(
+pub(crate) fn double_q_target(
     reward: f32,
     discount: f32,
     q_online_next: &[f32],
@@ -128,22 +129,13 @@ impl DqnAgent {
     }
 
     /// Gradient steps run.
-    pub fn training_steps(&self) -> u64 {
+    pub(crate) fn training_steps(&self) -> u64 {
         self.training_steps
     }
 
     /// Exploration rate of the next decision.
-    pub fn epsilon(&self) -> f64 {
+    pub(crate) fn epsilon(&self) -> f64 {
         self.config.epsilon(self.decisions)
-    }
-
-    /// Loss of the last training step.
-    pub fn last_loss(&self) -> Option<f32> {
-        self.last_loss
-    }
-
-    pub fn replay(&self) -> &ReplayBuffer {
-        &self.replay
     }
 
     pub fn online(&self) -> &DuelingNet {
@@ -157,7 +149,7 @@ impl DqnAgent {
     /// Epsilon-greedy decision: `(action, greedy)`, `greedy` false when the action was
     /// drawn at random. Counts the decision, which may make a training step or a target sync
     /// due.
-    pub fn act(&mut self, obs: &[f32], rng: &mut ChaCha8Rng) -> (usize, bool) {
+    pub(crate) fn act(&mut self, obs: &[f32], rng: &mut ChaCha8Rng) -> (usize, bool) {
         let eps = self.epsilon();
         let choice = if rng.random::<f64>() < eps {
             (rng.random_range(0..self.online.shape().actions), false)
@@ -181,14 +173,14 @@ impl DqnAgent {
     }
 
     /// Q-values of one observation under the online network.
-    pub fn q_values(&mut self, obs: &[f32]) -> &[f32] {
+    pub(crate) fn q_values(&mut self, obs: &[f32]) -> &[f32] {
         assert_eq!(obs.len(), self.online.shape().inputs, "observation length");
         self.online.forward(&mut self.act_ws, obs)
     }
 
     /// Stores a transition, then runs the training steps that are due. Returns the loss of
     /// the last step run, if any.
-    pub fn remember(&mut self, t: Transition<'_>) -> Option<f32> {
+    pub(crate) fn remember(&mut self, t: Transition<'_>) -> Option<f32> {
         assert!(
             t.action < self.online.shape().actions,
             "action {} out of range",

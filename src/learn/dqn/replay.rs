@@ -7,7 +7,7 @@ use rand_chacha::ChaCha8Rng;
 /// One experience: the action taken on `obs` and its reward; `next_obs` is `None` for a
 /// terminal transition (every DQN-routing decision is one).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Transition<'a> {
+pub(crate) struct Transition<'a> {
     pub obs: &'a [f32],
     pub action: usize,
     pub reward: f32,
@@ -16,7 +16,7 @@ pub struct Transition<'a> {
 
 /// A ring buffer of transitions: once full, each push overwrites the oldest.
 #[derive(Clone, Debug)]
-pub struct ReplayBuffer {
+pub(crate) struct ReplayBuffer {
     obs_len: usize,
     capacity: usize,
     len: usize,
@@ -47,7 +47,7 @@ impl Batch {
 }
 
 impl ReplayBuffer {
-    pub fn new(capacity: usize, obs_len: usize) -> Self {
+    pub(crate) fn new(capacity: usize, obs_len: usize) -> Self {
         assert!(capacity > 0 && obs_len > 0);
         ReplayBuffer {
             obs_len,
@@ -62,19 +62,16 @@ impl ReplayBuffer {
         }
     }
 
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
         self.len
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.len == 0
     }
 
-    pub fn capacity(&self) -> usize {
-        self.capacity
-    }
-
-    pub fn push(&mut self, t: Transition<'_>) {
+    pub(crate) fn push(&mut self, t: Transition<'_>) {
         let n = self.obs_len;
         assert_eq!(t.obs.len(), n, "observation length");
         let slot = self.head;
@@ -95,7 +92,8 @@ impl ReplayBuffer {
     }
 
     /// The `i`-th stored transition, oldest first.
-    pub fn get(&self, i: usize) -> Transition<'_> {
+    #[cfg(test)]
+    pub(crate) fn get(&self, i: usize) -> Transition<'_> {
         assert!(i < self.len);
         let slot = (self.head + self.capacity - self.len + i) % self.capacity;
         let n = self.obs_len;
@@ -109,7 +107,7 @@ impl ReplayBuffer {
 
     /// Fills `batch` with `rows` transitions drawn uniformly with replacement (as RLlib's
     /// replay buffer does).
-    pub fn sample(&self, rows: usize, rng: &mut ChaCha8Rng, batch: &mut Batch) {
+    pub(crate) fn sample(&self, rows: usize, rng: &mut ChaCha8Rng, batch: &mut Batch) {
         assert!(!self.is_empty(), "sampling an empty replay buffer");
         let n = self.obs_len;
         batch.obs.clear();

@@ -3,13 +3,13 @@
 use super::dense::{dispatch, sum_squares};
 
 /// Euclidean norm of the whole gradient.
-pub fn grad_norm(grads: &[f32]) -> f32 {
+pub(crate) fn grad_norm(grads: &[f32]) -> f32 {
     sum_squares(grads).sqrt()
 }
 
 /// Scales `grads` down to norm `max_norm` when its norm exceeds it (TensorFlow's
 /// `clip_by_global_norm`, which RLlib's DQN uses); returns the norm before clipping.
-pub fn clip_grad_norm(grads: &mut [f32], max_norm: f32) -> f32 {
+pub(crate) fn clip_grad_norm(grads: &mut [f32], max_norm: f32) -> f32 {
     let norm = grad_norm(grads);
     if norm > max_norm {
         let scale = max_norm / norm;
@@ -39,7 +39,7 @@ impl Adam {
         Self::with_betas(n, lr, 0.9, 0.999, 1e-8)
     }
 
-    pub fn with_betas(n: usize, lr: f32, beta1: f32, beta2: f32, eps: f32) -> Self {
+    pub(crate) fn with_betas(n: usize, lr: f32, beta1: f32, beta2: f32, eps: f32) -> Self {
         Adam {
             lr,
             beta1,
@@ -52,7 +52,8 @@ impl Adam {
     }
 
     /// Steps taken so far.
-    pub fn steps(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn steps(&self) -> u64 {
         self.t
     }
 

@@ -17,7 +17,7 @@ pub enum Loss {
 impl Loss {
     /// Loss of one error `e = q - target` and its derivative.
     #[inline]
-    pub fn value_and_slope(self, e: f32) -> (f32, f32) {
+    pub(crate) fn value_and_slope(self, e: f32) -> (f32, f32) {
         match self {
             Loss::Huber if e.abs() <= 1.0 => (0.5 * e * e, e),
             Loss::Huber => (e.abs() - 0.5, e.signum()),

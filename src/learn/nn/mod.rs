@@ -13,6 +13,9 @@ mod net;
 #[cfg(test)]
 mod tests;
 
-pub use adam::{Adam, clip_grad_norm, grad_norm};
-pub use loss::Loss;
-pub use net::{DuelingNet, Init, NetShape, ParamGroup, Workspace};
+pub use adam::Adam;
+pub(crate) use adam::clip_grad_norm;
+#[cfg(test)]
+use adam::grad_norm;
+pub(crate) use loss::Loss;
+pub use net::{DuelingNet, Init, NetShape, Workspace};

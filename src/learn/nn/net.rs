@@ -71,7 +71,8 @@ impl Layer {
 
 /// A named contiguous range of the flat parameter vector (one layer's weights or biases).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ParamGroup {
+#[cfg(test)]
+pub(crate) struct ParamGroup {
     /// E.g. `encoder.0.weight`, `value.1.bias`, `advantage.0.weight`.
     pub name: String,
     pub range: Range<usize>,
@@ -206,7 +207,7 @@ impl DuelingNet {
         &self.shape
     }
 
-    pub fn num_params(&self) -> usize {
+    pub(crate) fn num_params(&self) -> usize {
         self.params.len()
     }
 
@@ -214,19 +215,20 @@ impl DuelingNet {
         &self.params
     }
 
-    pub fn params_mut(&mut self) -> &mut [f32] {
+    pub(crate) fn params_mut(&mut self) -> &mut [f32] {
         &mut self.params
     }
 
     /// Copies the parameters of a network of the same shape (target-network sync; no
     /// allocation).
-    pub fn copy_params_from(&mut self, other: &DuelingNet) {
+    pub(crate) fn copy_params_from(&mut self, other: &DuelingNet) {
         assert_eq!(self.shape, other.shape, "copying between different shapes");
         self.params.copy_from_slice(&other.params);
     }
 
     /// The weights and biases of every layer, in storage order.
-    pub fn param_groups(&self) -> Vec<ParamGroup> {
+    #[cfg(test)]
+    pub(crate) fn param_groups(&self) -> Vec<ParamGroup> {
         let mut groups = Vec::new();
         for (l, layer) in self.layers.iter().enumerate() {
             let name = if l < self.shape.hidden.len() {

@@ -74,7 +74,7 @@ fn verify_bisection(
 
 /// The ExaNeSt report of `outcomes` (algorithm-major); `jellyfish` graphs per compared member
 /// (0: no comparison).
-pub fn report(
+pub(super) fn report(
     problem: &ExanestProblem,
     outcomes: &[RunOutcome<Vec<usize>>],
     seed: u64,

@@ -13,8 +13,8 @@ mod runs;
 
 use anyhow::Result;
 
-pub use report::{BisectionCheck, ExanestReport, FrontTable, Mismatch, RunReport, SearchReport};
-pub use runs::{Context, SearchOptions, configure, fingerprint};
+pub(crate) use report::{ExanestReport, SearchReport};
+pub(crate) use runs::{SearchOptions, configure};
 
 use crate::problem_file::LoadedProblem;
 use crate::search::config::ProblemKind;

@@ -44,7 +44,7 @@ pub struct SearchOptions {
 
 /// What the runs of one `search` command share.
 #[derive(Clone, Debug)]
-pub struct Context {
+pub(crate) struct Context {
     pub name: String,
     pub seed: u64,
     pub runs: usize,
@@ -65,13 +65,13 @@ pub struct Context {
 
 impl Context {
     /// The directory of run `k` of `algorithm`.
-    pub fn run_dir(&self, algorithm: AlgorithmName, k: usize) -> PathBuf {
+    pub(crate) fn run_dir(&self, algorithm: AlgorithmName, k: usize) -> PathBuf {
         self.out_dir.join(format!("{}-run{k}", algorithm.name()))
     }
 }
 
 /// The `[search]` table with the options' overrides, validated.
-pub fn configure(loaded: &LoadedProblem, options: &SearchOptions) -> Result<SearchConfig> {
+pub(crate) fn configure(loaded: &LoadedProblem, options: &SearchOptions) -> Result<SearchConfig> {
     let path = &loaded.path;
     let Some(mut config) = loaded.problem.search.clone() else {
         bail!(
@@ -99,7 +99,7 @@ pub fn configure(loaded: &LoadedProblem, options: &SearchOptions) -> Result<Sear
 
 /// The run context for `problem`; the reference point comes from the file (natural sign) or
 /// the problem's default.
-pub fn context<P: SearchProblem>(
+pub(crate) fn context<P: SearchProblem>(
     problem: &P,
     loaded: &LoadedProblem,
     config: &SearchConfig,
@@ -176,7 +176,7 @@ fn check_plot(plot: &Path, out_dir: &Path) -> Result<()> {
 /// after defaults and command-line overrides, without the settings that only say how many runs
 /// of which algorithms to make or whether to checkpoint them (a run's own algorithm and seed
 /// are checked separately). A checkpoint's fingerprint, compared as JSON, not a report.
-pub fn fingerprint(loaded: &LoadedProblem, config: &SearchConfig) -> Result<Value> {
+pub(crate) fn fingerprint(loaded: &LoadedProblem, config: &SearchConfig) -> Result<Value> {
     let mut search = serde_json::to_value(config)?;
     if let Some(table) = search.as_object_mut() {
         for per_command in ["runs", "algorithm", "checkpoint"] {
@@ -195,7 +195,10 @@ pub fn fingerprint(loaded: &LoadedProblem, config: &SearchConfig) -> Result<Valu
 
 /// Runs `runs` runs of every algorithm (run k uses `run_seed(seed, k)`), one after another,
 /// and writes each run's front files. Outcomes are in algorithm-major, run order.
-pub fn execute<P: SearchProblem>(problem: &P, ctx: &Context) -> Result<Vec<RunOutcome<P::Genome>>> {
+pub(crate) fn execute<P: SearchProblem>(
+    problem: &P,
+    ctx: &Context,
+) -> Result<Vec<RunOutcome<P::Genome>>> {
     let mut outcomes = Vec::new();
     for &algorithm in &ctx.algorithms {
         for k in 0..ctx.runs {
@@ -224,7 +227,7 @@ pub fn execute<P: SearchProblem>(problem: &P, ctx: &Context) -> Result<Vec<RunOu
 }
 
 /// The report of the runs; writes the plot.
-pub fn report<P: SearchProblem>(
+pub(super) fn report<P: SearchProblem>(
     problem: &P,
     ctx: &Context,
     outcomes: &[RunOutcome<P::Genome>],

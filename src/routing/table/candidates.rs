@@ -53,10 +53,10 @@ impl Default for CandidateOptions {
 }
 
 /// Largest `bits`: `RoutingTable::from_choice` takes one `u8` per pair.
-pub const MAX_BITS: u32 = 8;
+pub(crate) const MAX_BITS: u32 = 8;
 /// Largest total number of candidate paths (pairs x 2^bits): each path is two small vectors,
 /// so this bounds the set to a few GB instead of letting a large topology exhaust memory.
-pub const MAX_PATHS: usize = 1 << 24;
+pub(crate) const MAX_PATHS: usize = 1 << 24;
 /// Pairs with at most this many minimal paths have them enumerated in full before a subset is
 /// drawn; above it minimal paths are sampled uniformly (enumeration would be exponential).
 const ENUMERATE_LIMIT: u64 = 1024;
@@ -66,7 +66,7 @@ const SPUR_EXPANSIONS: usize = 200_000;
 
 /// Paths in the candidate set of `num_routers` routers with 2^`bits` per ordered pair
 /// (saturating: compared with [`MAX_PATHS`] before anything is built).
-pub fn candidate_paths(num_routers: usize, bits: u32) -> usize {
+pub(crate) fn candidate_paths(num_routers: usize, bits: u32) -> usize {
     let pairs = num_routers.saturating_mul(num_routers.saturating_sub(1));
     pairs.saturating_mul(1usize.checked_shl(bits).unwrap_or(usize::MAX))
 }

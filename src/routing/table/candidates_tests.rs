@@ -360,4 +360,3 @@ fn bad_options_are_errors() {
     let big = cartesian(&[64, 64], false, 1, &LinkParams::default()).unwrap();
     assert!(generate_candidates(&big, &CandidateOptions::default()).is_err());
 }
-

@@ -6,12 +6,14 @@
 //! dependency and the ejection channel no outgoing one, so neither can lie on a cycle.
 
 use super::RoutingTable;
-use crate::routing::deadlock::{DependencyGraph, IncrementalDag, VirtualChannel};
+#[cfg(test)]
+use crate::routing::deadlock::IncrementalDag;
+use crate::routing::deadlock::{DependencyGraph, VirtualChannel};
 use crate::topology::Topology;
 
 /// Builds the dependency graph of every path of `table` (consecutive channels of a path, each
 /// on the VC `vc_of_hop(pair, hop)` gives) and returns one cycle, or None if it is acyclic.
-pub fn table_dependency_cycle(
+pub(crate) fn table_dependency_cycle(
     topo: &Topology,
     table: &RoutingTable,
     vc_of_hop: &dyn Fn(usize, usize) -> u8,
@@ -32,7 +34,7 @@ pub fn table_dependency_cycle(
 }
 
 /// Whether the table is deadlock-free with every hop on VC 0; `Err` carries a cycle.
-pub fn is_deadlock_free_single_vc(
+pub(crate) fn is_deadlock_free_single_vc(
     topo: &Topology,
     table: &RoutingTable,
 ) -> Result<(), Vec<VirtualChannel>> {
@@ -49,7 +51,8 @@ pub fn is_deadlock_free_single_vc(
 /// per pair (indexed like `table.paths`) or None if `max_layers` layers are not enough, which
 /// includes a path whose own dependencies form a cycle (a Valiant-style path that reuses a
 /// channel): no single layer can hold it.
-pub fn layer_assignment(
+#[cfg(test)]
+pub(crate) fn layer_assignment(
     topo: &Topology,
     table: &RoutingTable,
     max_layers: usize,
@@ -77,6 +80,7 @@ pub fn layer_assignment(
 }
 
 /// First fit in `order`; None as soon as a pair fits none of `max_layers` layers.
+#[cfg(test)]
 fn first_fit(
     deps: &[Vec<(usize, usize)>],
     order: &[usize],

@@ -18,24 +18,24 @@ use crate::error::{Error, Result};
 use crate::topology::{Endpoint, Topology};
 
 /// The `format` field of a routes JSON file.
-pub const ROUTES_FORMAT: &str = "fabricopt-routes";
+pub(crate) const ROUTES_FORMAT: &str = "fabricopt-routes";
 /// The only version this fabricopt reads and writes.
-pub const ROUTES_VERSION: u32 = 1;
+pub(crate) const ROUTES_VERSION: u32 = 1;
 /// Header of the per-router forwarding CSV.
-pub const CSV_HEADER: &str = "router,source,destination,hop,output_port,vc_class";
+pub(crate) const CSV_HEADER: &str = "router,source,destination,hop,output_port,vc_class";
 /// VC class written when the caller gives none: the packet uses the VCs of table routing.
-pub const DEFAULT_VC_CLASS: &str = "table";
+pub(crate) const DEFAULT_VC_CLASS: &str = "table";
 
 /// First GUID of the synthetic switch GUIDs (router `r` is switch `SWITCH_GUID_BASE + r`).
 /// 0x0002c9 is an OUI seen on real InfiniBand hardware; the low 40 bits keep the synthetic
 /// ids apart from real ones only within one file, which is all OpenSM's file engine needs
 /// (it looks switches up by GUID in the subnet it discovered, so a real deployment maps
 /// these GUIDs to the real ones first).
-pub const SWITCH_GUID_BASE: u64 = 0x0002_c900_0000_0000;
+pub(crate) const SWITCH_GUID_BASE: u64 = 0x0002_c900_0000_0000;
 /// First GUID of the synthetic channel-adapter port GUIDs (terminal `t` is `CA_GUID_BASE + t`).
-pub const CA_GUID_BASE: u64 = 0x0002_c901_0000_0000;
+pub(crate) const CA_GUID_BASE: u64 = 0x0002_c901_0000_0000;
 /// Highest unicast LID (0xC000 and above are multicast).
-pub const MAX_UNICAST_LID: usize = 0xBFFF;
+pub(crate) const MAX_UNICAST_LID: usize = 0xBFFF;
 
 /// Everything a routes JSON file holds besides the paths.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -55,7 +55,7 @@ pub struct TableMetadata {
 /// The routes JSON document (serialised as is by the writer, so field order is the file's).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RoutesFile {
+pub(crate) struct RoutesFile {
     pub format: String,
     pub version: u32,
     pub topology: String,
@@ -70,7 +70,7 @@ pub struct RoutesFile {
 /// One path of a routes JSON file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct PathEntry {
+pub(crate) struct PathEntry {
     pub src: usize,
     pub dst: usize,
     pub routers: Vec<u32>,
@@ -101,7 +101,7 @@ fn check_num_routers(n: usize) -> std::result::Result<(), String> {
 }
 
 /// Reads a routes JSON file; see [`parse_json`].
-pub fn read_json(path: &Path) -> Result<(RoutingTable, TableMetadata)> {
+pub(crate) fn read_json(path: &Path) -> Result<(RoutingTable, TableMetadata)> {
     parse_json(&read_text(path)?, path)
 }
 
@@ -255,11 +255,6 @@ fn collect_pairs(
     Ok(paths.into_iter().flatten().collect())
 }
 
-/// Reads a per-router forwarding CSV; see [`parse_csv`].
-pub fn read_csv(path: &Path, num_routers: usize) -> Result<(RoutingTable, Vec<String>)> {
-    parse_csv(&read_text(path)?, path, num_routers)
-}
-
 /// Parses the per-router forwarding CSV (`router,source,destination,hop,output_port,vc_class`,
 /// rows in any order). Returns the table and each pair's VC class (all rows of a pair must
 /// agree). The hops of every pair must be 0..k without gaps, hop 0 must be at the source, and
@@ -397,7 +392,7 @@ pub fn parse_csv(
 
 /// For every ordered pair of adjacent routers, the lowest port of the first that leads to the
 /// second (what the path list means by "go from a to b").
-pub fn lowest_ports(topo: &Topology) -> HashMap<(u32, u32), u16> {
+pub(crate) fn lowest_ports(topo: &Topology) -> HashMap<(u32, u32), u16> {
     let mut lowest = HashMap::new();
     for r in 0..topo.num_routers() {
         for p in 0..topo.routers[r].ports.len() {
@@ -407,11 +402,6 @@ pub fn lowest_ports(topo: &Topology) -> HashMap<(u32, u32), u16> {
         }
     }
     lowest
-}
-
-/// Reads a path list; see [`parse_path_list`].
-pub fn read_path_list(path: &Path, topo: &Topology) -> Result<RoutingTable> {
-    parse_path_list(&read_text(path)?, path, topo)
 }
 
 /// Parses a path list: `src dst r0 r1 ... rk` per ordered router pair (`#` starts a comment).
@@ -514,18 +504,13 @@ pub struct LinearForwardingTables {
 }
 
 /// The LID of router `r` (switch LIDs come first, from 1).
-pub fn switch_lid(r: usize) -> usize {
+pub(crate) fn switch_lid(r: usize) -> usize {
     r + 1
 }
 
 /// The LID of terminal `t`'s channel adapter (after all switch LIDs).
-pub fn terminal_lid(num_routers: usize, t: usize) -> usize {
+pub(crate) fn terminal_lid(num_routers: usize, t: usize) -> usize {
     num_routers + t + 1
-}
-
-/// Reads an LFT dump; see [`parse_lft`].
-pub fn read_lft(path: &Path) -> Result<LinearForwardingTables> {
-    parse_lft(&read_text(path)?, path)
 }
 
 /// Parses the unicast LFT dump that `ibroute` prints, `opensm`'s `dump_lfts` writes and

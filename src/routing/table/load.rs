@@ -43,7 +43,11 @@ impl RouterDemand {
 
 /// Utilisation of every channel (index = channel id): the flits per cycle the table puts on
 /// it divided by its bandwidth. Terminal channels are 0.
-pub fn channel_loads(topo: &Topology, table: &RoutingTable, demand: &RouterDemand) -> Vec<f64> {
+pub(crate) fn channel_loads(
+    topo: &Topology,
+    table: &RoutingTable,
+    demand: &RouterDemand,
+) -> Vec<f64> {
     let mut load = vec![0.0; 2 * topo.links.len()];
     for (pair, path) in table.paths.iter().enumerate() {
         let rate = demand.demand[pair];
@@ -72,7 +76,7 @@ pub fn max_channel_load(topo: &Topology, table: &RoutingTable, demand: &RouterDe
 }
 
 /// Demand-weighted average path length in router hops.
-pub fn average_hops(table: &RoutingTable, demand: &RouterDemand) -> f64 {
+pub(crate) fn average_hops(table: &RoutingTable, demand: &RouterDemand) -> f64 {
     let total: f64 = demand.demand.iter().sum();
     if total == 0.0 {
         return 0.0;

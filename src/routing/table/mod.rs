@@ -7,7 +7,7 @@
 //! * [`RoutingTable`]: the chosen path per pair (a GA chromosome picks one candidate per pair).
 
 pub mod candidates;
-pub mod deps;
+pub(crate) mod deps;
 pub mod io;
 pub mod load;
 pub mod route;
@@ -26,7 +26,7 @@ pub fn pair_index(n: usize, s: usize, d: usize) -> usize {
 }
 
 /// Inverse of [`pair_index`].
-pub fn pair_of(n: usize, index: usize) -> (usize, usize) {
+pub(crate) fn pair_of(n: usize, index: usize) -> (usize, usize) {
     let s = index / (n - 1);
     let r = index % (n - 1);
     (s, if r >= s { r + 1 } else { r })
@@ -126,7 +126,7 @@ impl CandidateSet {
         1 << self.bits
     }
 
-    pub fn num_pairs(&self) -> usize {
+    pub(crate) fn num_pairs(&self) -> usize {
         self.paths.len()
     }
 
@@ -162,7 +162,12 @@ impl RoutingTable {
     }
 
     /// Output port at hop `hop` of the (source, destination) path; None past its end.
-    pub fn next_port(&self, src_router: usize, dst_router: usize, hop: usize) -> Option<u16> {
+    pub(crate) fn next_port(
+        &self,
+        src_router: usize,
+        dst_router: usize,
+        hop: usize,
+    ) -> Option<u16> {
         self.path(src_router, dst_router).ports.get(hop).copied()
     }
 
@@ -201,7 +206,7 @@ impl RoutingTable {
 
     /// Whether one next hop per (router, destination) serves every path (what a
     /// destination-based forwarding table such as InfiniBand's LFT can express).
-    pub fn is_destination_based(&self) -> bool {
+    pub(crate) fn is_destination_based(&self) -> bool {
         let n = self.num_routers;
         let mut next = vec![u16::MAX; n * n];
         for p in &self.paths {

@@ -37,13 +37,13 @@ use crate::topology::Topology;
 
 /// Hierarchy class of a packet, in `RouteState::flags & CLASS_MASK`. Ordered: a packet only
 /// ever moves to a larger class.
-pub const CLASS_TABLE: u8 = 0;
-pub const CLASS_ADAPTIVE: u8 = 1;
-pub const CLASS_ESCAPE: u8 = 2;
-pub const CLASS_MASK: u8 = 0b11;
+pub(crate) const CLASS_TABLE: u8 = 0;
+pub(crate) const CLASS_ADAPTIVE: u8 = 1;
+pub(crate) const CLASS_ESCAPE: u8 = 2;
+pub(crate) const CLASS_MASK: u8 = 0b11;
 
 /// The class a hierarchy packet is in.
-pub fn class_of(state: &RouteState) -> u8 {
+pub(crate) fn class_of(state: &RouteState) -> u8 {
     state.flags & CLASS_MASK
 }
 
@@ -205,7 +205,7 @@ pub enum TableModeName {
 
 /// VCs the escape routing needs on `topo`: DOR on a torus needs two (dateline), DOR on a
 /// mesh and up*/down* one.
-pub fn escape_min_vcs(topo: &Topology) -> usize {
+pub(crate) fn escape_min_vcs(topo: &Topology) -> usize {
     CartesianRouting::new(CartesianAlgorithm::Dor, topo, 2).map_or(1, |r| r.min_vcs())
 }
 
@@ -661,7 +661,7 @@ pub fn table_from_routing(
 /// Parameters of `table`.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct TableParams {
+pub(crate) struct TableParams {
     /// The routing table file (routes JSON of a `RoutingTable`); relative paths from the
     /// problem file's directory. Required.
     pub table: Option<PathBuf>,

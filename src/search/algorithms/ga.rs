@@ -13,12 +13,12 @@ use crate::search::engine::{Individual, RunSettings};
 
 /// The GA as the run loop's generation step, with the run's selection and elitism
 /// ([`RunSettings::ga`]).
-pub struct Ga {
+pub(crate) struct Ga {
     options: GaOptions,
 }
 
 impl Ga {
-    pub fn new(settings: &RunSettings) -> Self {
+    pub(crate) fn new(settings: &RunSettings) -> Self {
         Ga {
             options: settings.ga,
         }
@@ -53,7 +53,7 @@ fn better<G>(a: &Individual<G>, b: &Individual<G>) -> bool {
 }
 
 /// Indices of `population` from best to worst (stable: ties keep their order).
-pub fn ranking<G>(population: &[Individual<G>]) -> Vec<usize> {
+pub(crate) fn ranking<G>(population: &[Individual<G>]) -> Vec<usize> {
     let mut order: Vec<usize> = (0..population.len()).collect();
     order.sort_by(|&a, &b| {
         let (x, y) = (&population[a], &population[b]);
@@ -109,7 +109,7 @@ fn select<G>(population: &[Individual<G>], opts: &GaOptions, rng: &mut ChaCha8Rn
 }
 
 /// `count` children: two selected parents, the problem's crossover and mutation.
-pub fn offspring<P: SearchProblem>(
+pub(crate) fn offspring<P: SearchProblem>(
     problem: &P,
     population: &[Individual<P::Genome>],
     count: usize,

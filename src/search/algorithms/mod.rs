@@ -68,7 +68,7 @@ macro_rules! registry {
 
         impl AlgorithmName {
             /// Every registered algorithm, in registry order.
-            pub const ALL: &[AlgorithmName] = &[$(AlgorithmName::$variant,)*];
+            pub(crate) const ALL: &[AlgorithmName] = &[$(AlgorithmName::$variant,)*];
 
             /// The name in files, checkpoints and output folders (`nsga2`).
             pub fn name(self) -> &'static str {
@@ -78,7 +78,7 @@ macro_rules! registry {
             }
 
             /// Other names accepted for it (`nsga-ii`).
-            pub fn aliases(self) -> &'static [&'static str] {
+            pub(crate) fn aliases(self) -> &'static [&'static str] {
                 match self {
                     $(AlgorithmName::$variant => &[$($alias),*],)*
                 }
@@ -92,7 +92,7 @@ macro_rules! registry {
             }
 
             /// One line on what it does.
-            pub fn description(self) -> &'static str {
+            pub(crate) fn description(self) -> &'static str {
                 match self {
                     $(AlgorithmName::$variant => $doc,)*
                 }
@@ -117,7 +117,7 @@ macro_rules! registry {
 
 impl AlgorithmName {
     /// The algorithm called `name` or one of its aliases.
-    pub fn from_name(name: &str) -> Option<AlgorithmName> {
+    pub(crate) fn from_name(name: &str) -> Option<AlgorithmName> {
         AlgorithmName::ALL
             .iter()
             .copied()

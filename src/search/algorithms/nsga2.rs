@@ -45,7 +45,7 @@ impl<P: SearchProblem> Algorithm<P> for Nsga2 {
 
 /// `count` offspring genomes (not yet evaluated) bred from `population`. Draws from `rng`
 /// only, in a fixed order, so the offspring depend on the seed alone.
-pub fn offspring<P: SearchProblem>(
+pub(crate) fn offspring<P: SearchProblem>(
     problem: &P,
     population: &[Individual<P::Genome>],
     count: usize,
@@ -150,7 +150,7 @@ const NONE: usize = usize::MAX;
 /// removal (Kukkonen & Deb 2006): removing all at once from one crowding computation leaves
 /// gaps where two close neighbours both had small distances, which spreads the front worse,
 /// visibly so with three objectives. Objective ranges stay those of the whole front.
-pub fn prune(evals: &[&Evaluation], front: &[usize], room: usize) -> Vec<usize> {
+pub(crate) fn prune(evals: &[&Evaluation], front: &[usize], room: usize) -> Vec<usize> {
     let n = front.len();
     if room >= n {
         return (0..n).collect();

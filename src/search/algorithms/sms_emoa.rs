@@ -18,14 +18,14 @@ use crate::search::engine::{Individual, RunSettings};
 use crate::search::hypervolume::contributions;
 
 /// Reference point in the scaled space.
-pub const SCALED_REFERENCE: f64 = 1.1;
+pub(crate) const SCALED_REFERENCE: f64 = 1.1;
 
 /// SMS-EMOA as the run loop's generation step: steps of one [`child`], each followed by the
 /// removal of one member ([`removal_index`]).
-pub struct SmsEmoa;
+pub(crate) struct SmsEmoa;
 
 impl SmsEmoa {
-    pub fn new(_: &RunSettings) -> Self {
+    pub(crate) fn new(_: &RunSettings) -> Self {
         SmsEmoa
     }
 }
@@ -79,7 +79,7 @@ pub fn child<P: SearchProblem>(
 }
 
 /// Index (into `population`) of the member to remove from a mu + 1 population.
-pub fn removal_index<G>(population: &[Individual<G>]) -> usize {
+pub(crate) fn removal_index<G>(population: &[Individual<G>]) -> usize {
     let evals: Vec<_> = population.iter().map(|i| &i.evaluation).collect();
     let fronts = non_dominated_sort(&evals);
     let worst = fronts.last().expect("population is not empty");

@@ -119,7 +119,7 @@ impl RealProblem {
     }
 
     /// Objective values of a genome.
-    pub fn objective_values(&self, x: &[f64]) -> Vec<f64> {
+    pub(crate) fn objective_values(&self, x: &[f64]) -> Vec<f64> {
         match self.benchmark {
             Benchmark::Zdt1 | Benchmark::Zdt2 | Benchmark::Zdt3 => {
                 let f1 = x[0];

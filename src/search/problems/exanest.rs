@@ -39,7 +39,7 @@ const EXACT_NODE_BUDGET: u64 = 2_000_000;
 
 /// Everything measured for one genome.
 #[derive(Clone, Debug, PartialEq)]
-pub struct ExanestFigures {
+pub(crate) struct ExanestFigures {
     pub active_links: usize,
     /// Cables in the whole system (active genes x chassis).
     pub cables: usize,
@@ -111,7 +111,7 @@ fn chassis_cuts(chassis: usize) -> Vec<Vec<bool>> {
 }
 
 /// Names of [`Evaluation::extras`], in order.
-pub const EXTRA_NAMES: [&str; 6] = [
+pub(crate) const EXTRA_NAMES: [&str; 6] = [
     "diameter",
     "avg_distance",
     "disjoint_paths",
@@ -200,13 +200,13 @@ impl ExanestProblem {
     }
 
     /// Inclusive range of internal values for 0-based gene `idx`.
-    pub fn internal_range(&self, idx: usize) -> (usize, usize) {
+    pub(crate) fn internal_range(&self, idx: usize) -> (usize, usize) {
         let i = idx + 1;
         (2 * self.r + 1 - i, 2 * self.n * self.r - i)
     }
 
     /// Inclusive range of external values (None when M = 1).
-    pub fn external_range(&self, idx: usize) -> Option<(usize, usize)> {
+    pub(crate) fn external_range(&self, idx: usize) -> Option<(usize, usize)> {
         let i = idx + 1;
         (self.m > 1).then(|| {
             (
@@ -246,7 +246,7 @@ impl ExanestProblem {
     }
 
     /// All figures of one genome.
-    pub fn figures(&self, genome: &[usize]) -> ExanestFigures {
+    pub(crate) fn figures(&self, genome: &[usize]) -> ExanestFigures {
         let graph = self.graph(genome);
         let active_links = genome.iter().filter(|&&s| s != 0).count();
         let cables = active_links * self.n * self.m;
@@ -317,7 +317,7 @@ impl ExanestProblem {
 
     /// The paper's normalisation of f2, `2 * sum_{i<j} SDP / ((n + 1) n)`, from our average
     /// over ordered pairs: multiply by `(n - 1) / (n + 1)`.
-    pub fn paper_scale(&self, average_over_pairs: f64) -> f64 {
+    pub(crate) fn paper_scale(&self, average_over_pairs: f64) -> f64 {
         let n = self.routers() as f64;
         average_over_pairs * (n - 1.0) / (n + 1.0)
     }

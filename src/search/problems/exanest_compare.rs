@@ -68,7 +68,7 @@ fn figures_of(topo: &crate::topology::Topology) -> GraphFigures {
 
 /// Compares `genome` with `samples` Jellyfish graphs (seeds `seed..seed + samples`) whose
 /// degree is the genome's average router degree (= its number of active links).
-pub fn compare_with_jellyfish(
+pub(crate) fn compare_with_jellyfish(
     problem: &ExanestProblem,
     genome: &[usize],
     samples: usize,

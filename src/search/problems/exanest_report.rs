@@ -13,7 +13,7 @@ use crate::search::problem::Evaluation;
 use crate::search::stats::{RankSum, mean_sd, median, rank_sum};
 
 /// One algorithm's runs: each run's final Pareto set and its hypervolume.
-pub struct AlgorithmRuns<'a> {
+pub(crate) struct AlgorithmRuns<'a> {
     pub label: &'a str,
     pub fronts: Vec<Vec<Evaluation>>,
     pub hypervolumes: Vec<f64>,
@@ -86,7 +86,7 @@ fn group(active_links: usize, members: &[&Evaluation]) -> LinkGroup {
 }
 
 /// Pools every run's Pareto set (feasible members only) and groups it by f3.
-pub fn table(runs: &[AlgorithmRuns]) -> TableReport {
+pub(crate) fn table(runs: &[AlgorithmRuns]) -> TableReport {
     let algorithms: Vec<AlgorithmTable> = runs
         .iter()
         .map(|alg| {
@@ -131,7 +131,7 @@ pub fn table(runs: &[AlgorithmRuns]) -> TableReport {
 
 /// The seed's Table II for T = (8, 16, 1): (f3, mu f1, mu f2, sd f1, sd f2) for NSGA-II and
 /// SMS-EMOA.
-pub const PAPER_TABLE_II: [(usize, [f64; 4], [f64; 4]); 8] = [
+pub(crate) const PAPER_TABLE_II: [(usize, [f64; 4], [f64; 4]); 8] = [
     (2, [6.04, 1.06, 0.29, 0.00], [6.00, 1.06, 0.00, 0.00]),
     (4, [15.96, 10.16, 4.48, 11.46], [14.40, 6.56, 5.46, 6.91]),
     (6, [27.17, 8.57, 5.67, 1.69], [30.38, 6.01, 4.46, 2.65]),
@@ -144,7 +144,7 @@ pub const PAPER_TABLE_II: [(usize, [f64; 4], [f64; 4]); 8] = [
 
 /// Text rendering: one block per algorithm, and the paper's values beside ours when
 /// `paper` is given (T = (8, 16, 1)).
-pub fn render(report: &TableReport, paper: bool) -> String {
+pub(crate) fn render(report: &TableReport, paper: bool) -> String {
     let mut out = String::new();
     for (k, alg) in report.algorithms.iter().enumerate() {
         let _ = writeln!(

@@ -5,6 +5,6 @@
 
 pub mod benchmarks;
 pub mod exanest;
-pub mod exanest_compare;
-pub mod exanest_report;
+pub(crate) mod exanest_compare;
+pub(crate) mod exanest_report;
 pub mod routing_tables;

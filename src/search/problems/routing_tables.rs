@@ -98,7 +98,7 @@ enum Decoding {
 /// ones included, for the candidate bound) would exceed `MAX_PATHS`, before anything sized by
 /// router pairs is built. The training traffic's demand matrices are checked by
 /// `Traffic::check_matrix_memory`.
-pub fn check_table_search_size(topo: &Topology, bits: u32) -> Result<()> {
+pub(crate) fn check_table_search_size(topo: &Topology, bits: u32) -> Result<()> {
     use crate::routing::table::candidates::{MAX_PATHS, candidate_paths};
     let n = topo.num_routers();
     let paths = candidate_paths(n, bits);
@@ -241,7 +241,7 @@ impl RoutingTableProblem {
         &self.demands
     }
 
-    pub fn num_genes(&self) -> usize {
+    pub(crate) fn num_genes(&self) -> usize {
         match &self.decoding {
             Decoding::Candidates(c, _) => c.num_pairs(),
             Decoding::DestinationBased { ports } => ports.len(),
@@ -290,12 +290,12 @@ impl RoutingTableProblem {
     }
 
     /// The DOR genome (candidate 0 / first minimal port everywhere).
-    pub fn dor_genome(&self) -> Vec<u8> {
+    pub(crate) fn dor_genome(&self) -> Vec<u8> {
         vec![0; self.num_genes()]
     }
 
     /// Max channel load per training pattern (unit load) of a table.
-    pub fn pattern_loads(&self, table: &RoutingTable) -> Vec<f64> {
+    pub(crate) fn pattern_loads(&self, table: &RoutingTable) -> Vec<f64> {
         self.demands
             .iter()
             .map(|d| {

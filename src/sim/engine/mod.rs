@@ -45,7 +45,7 @@ mod model;
 mod ports;
 mod terminals;
 
-pub use diagnostics::DeadlockReport;
+pub(crate) use diagnostics::DeadlockReport;
 use diagnostics::queue_growth;
 
 use channels::{ChannelDestination, Channels, Flit, FlitEvent};
@@ -284,12 +284,12 @@ impl<'a, R: RouterModel> Engine<'a, R> {
     /// Records latency per window of `window` cycles from now on (see [`Timeline`]).
     ///
     /// [`Timeline`]: super::stats::Timeline
-    pub fn enable_timeline(&mut self, window: u64) {
+    pub(crate) fn enable_timeline(&mut self, window: u64) {
         self.timeline = Some(super::stats::Timeline::new(window));
     }
 
     /// The timeline's windows (empty when not enabled); ends the recording.
-    pub fn take_timeline(&mut self) -> Vec<super::stats::TimelineWindow> {
+    pub(crate) fn take_timeline(&mut self) -> Vec<super::stats::TimelineWindow> {
         self.timeline.take().map(|t| t.finish()).unwrap_or_default()
     }
 

@@ -11,7 +11,7 @@ use crate::topology::symmetry::{Digit, Symmetry};
 /// `mesh` and `torus`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct CartesianParams {
+pub(crate) struct CartesianParams {
     /// Routers along each dimension (required).
     pub dims: Option<Vec<usize>>,
     /// Terminals per router (default 1).
@@ -21,7 +21,7 @@ pub struct CartesianParams {
 /// `ring`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RingParams {
+pub(crate) struct RingParams {
     /// Routers on the ring (required).
     pub routers: Option<usize>,
     /// Terminals per router (default 1).
@@ -31,7 +31,7 @@ pub struct RingParams {
 /// `hypercube`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct HypercubeParams {
+pub(crate) struct HypercubeParams {
     /// Dimensions, 1 to 24 (required): 2^dimension routers.
     pub dimension: Option<usize>,
     /// Terminals per router (default 1).
@@ -41,7 +41,7 @@ pub struct HypercubeParams {
 /// `complete`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct CompleteParams {
+pub(crate) struct CompleteParams {
     /// Routers, 2 to 4096 (required).
     pub routers: Option<usize>,
     /// Terminals per router (default 1).
@@ -50,7 +50,7 @@ pub struct CompleteParams {
 
 /// A mesh or torus (rings and hypercubes are ones too), resolved.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Cartesian {
+pub(crate) struct Cartesian {
     pub dims: Vec<usize>,
     pub wrap: bool,
     pub concentration: usize,
@@ -58,7 +58,7 @@ pub struct Cartesian {
 
 /// A complete graph, resolved.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Complete {
+pub(crate) struct Complete {
     pub routers: usize,
     pub concentration: usize,
 }
@@ -78,7 +78,7 @@ pub fn resolve(cfg: &TopologyConfig, _: &ResolveContext) -> Result<Box<dyn Gener
     }))
 }
 
-pub fn resolve_ring(cfg: &TopologyConfig, _: &ResolveContext) -> Result<Box<dyn Generator>> {
+pub(crate) fn resolve_ring(cfg: &TopologyConfig, _: &ResolveContext) -> Result<Box<dyn Generator>> {
     let p: RingParams = cfg.read_params()?;
     Ok(Box::new(Cartesian {
         dims: vec![*require(&p.routers, "routers")?],
@@ -87,7 +87,10 @@ pub fn resolve_ring(cfg: &TopologyConfig, _: &ResolveContext) -> Result<Box<dyn 
     }))
 }
 
-pub fn resolve_hypercube(cfg: &TopologyConfig, _: &ResolveContext) -> Result<Box<dyn Generator>> {
+pub(crate) fn resolve_hypercube(
+    cfg: &TopologyConfig,
+    _: &ResolveContext,
+) -> Result<Box<dyn Generator>> {
     let p: HypercubeParams = cfg.read_params()?;
     let d = *require(&p.dimension, "dimension")?;
     if !(1..=24).contains(&d) {
@@ -103,7 +106,10 @@ pub fn resolve_hypercube(cfg: &TopologyConfig, _: &ResolveContext) -> Result<Box
     }))
 }
 
-pub fn resolve_complete(cfg: &TopologyConfig, _: &ResolveContext) -> Result<Box<dyn Generator>> {
+pub(crate) fn resolve_complete(
+    cfg: &TopologyConfig,
+    _: &ResolveContext,
+) -> Result<Box<dyn Generator>> {
     let p: CompleteParams = cfg.read_params()?;
     Ok(Box::new(Complete {
         routers: *require(&p.routers, "routers")?,

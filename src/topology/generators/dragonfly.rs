@@ -25,7 +25,7 @@ use crate::topology::symmetry::{Digit, Symmetry};
 /// The keys of a `kind = "dragonfly"` table besides the common ones.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct DragonflyParams {
+pub(crate) struct DragonflyParams {
     /// Terminals per router (required).
     pub p: Option<usize>,
     /// Routers per group (default 2p).

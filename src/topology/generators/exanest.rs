@@ -27,7 +27,7 @@ use crate::topology::symmetry::{Digit, Symmetry};
 /// `r`, `n`, `m`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ExanestParams {
+pub(crate) struct ExanestParams {
     /// Links per router of a chassis (required).
     #[serde(alias = "R")]
     pub r: Option<usize>,
@@ -47,7 +47,7 @@ pub struct ExanestParams {
 
 /// An ExaNeSt system, resolved.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Exanest {
+pub(crate) struct Exanest {
     pub r: usize,
     pub n: usize,
     pub m: usize,
@@ -123,7 +123,7 @@ pub struct ExanestLink {
 }
 
 /// Checks T = (R, N, M) before anything is sized by it.
-pub fn check_dims(r: usize, n: usize, m: usize) -> Result<()> {
+pub(crate) fn check_dims(r: usize, n: usize, m: usize) -> Result<()> {
     for (name, v) in [("r", r), ("n", n), ("m", m)] {
         if v == 0 {
             return Err(Error::field(name, "must be at least 1"));
@@ -230,7 +230,7 @@ pub fn exanest_links(r: usize, n: usize, m: usize, genome: &[usize]) -> Result<V
 }
 
 /// Router (`2 * chassis + side`) owning 1-based global link `link` with `2R` links per chassis.
-pub fn exanest_router_of(r: usize, link: usize) -> usize {
+pub(crate) fn exanest_router_of(r: usize, link: usize) -> usize {
     let chassis_links = 2 * r;
     2 * ((link - 1) / chassis_links) + usize::from((link - 1) % chassis_links >= r)
 }

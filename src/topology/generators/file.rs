@@ -13,14 +13,14 @@ use crate::topology::spec::{Generator, LinkParams, ResolveContext, Size, Topolog
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct FileParams {
+pub(crate) struct FileParams {
     /// The file, relative to the problem file's folder (required).
     pub path: Option<PathBuf>,
 }
 
 /// A topology file, its path resolved.
 #[derive(Clone, Debug, PartialEq)]
-pub struct File {
+pub(crate) struct File {
     pub path: PathBuf,
 }
 

@@ -22,7 +22,7 @@ use crate::topology::spec::{Generator, LinkParams, ResolveContext, Size, Topolog
 /// The keys of a `kind = "jellyfish"` table besides the common ones.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct JellyfishParams {
+pub(crate) struct JellyfishParams {
     /// Routers (required).
     pub routers: Option<usize>,
     /// Router-to-router links per router (required).

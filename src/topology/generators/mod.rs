@@ -12,8 +12,6 @@ pub mod jellyfish;
 
 pub use cartesian::{cartesian, complete};
 pub use dragonfly::{DragonflyArrangement, dragonfly};
-pub use exanest::{
-    ExanestLink, check_dims as check_exanest_dims, exanest, exanest_links, exanest_router_of,
-    exanest_symmetry,
-};
+pub(crate) use exanest::{check_dims as check_exanest_dims, exanest_router_of};
+pub use exanest::{exanest, exanest_links, exanest_symmetry};
 pub use jellyfish::jellyfish;

@@ -25,7 +25,7 @@ const UNREACHED: u32 = u32::MAX;
 
 /// Totals over all targets of one source.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct SourceStats {
+pub(crate) struct SourceStats {
     /// Targets reached (excluding the source itself).
     pub reached: u64,
     pub distance_sum: u64,
@@ -49,7 +49,7 @@ pub struct DistanceSummary {
 }
 
 /// Reusable per-thread buffers.
-pub struct Scratch {
+pub(crate) struct Scratch {
     dist: Vec<u32>,
     order: Vec<u32>,
     sigma: Vec<f64>,
@@ -63,7 +63,7 @@ pub struct Scratch {
 }
 
 impl Scratch {
-    pub fn new(graph: &RouterGraph) -> Self {
+    pub(crate) fn new(graph: &RouterGraph) -> Self {
         let n = graph.num_nodes();
         Scratch {
             dist: vec![UNREACHED; n],
@@ -191,7 +191,7 @@ impl Scratch {
 }
 
 /// Totals for one source; `diversity` also runs the disjoint-path flows.
-pub fn source_stats(
+pub(crate) fn source_stats(
     g: &RouterGraph,
     s: usize,
     diversity: bool,

@@ -11,9 +11,7 @@ use serde::Serialize;
 use super::model::{LinkKind, Topology};
 pub use bisection::{Bisection, BisectionOptions, bisection};
 pub use connectivity::{edge_connectivity, max_flow};
-pub use distance::{
-    DistanceSummary, disjoint_shortest_paths, distances_from, shortest_path_count, summarize,
-};
+pub use distance::{disjoint_shortest_paths, distances_from, shortest_path_count, summarize};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct MetricsOptions {

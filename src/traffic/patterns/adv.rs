@@ -10,7 +10,7 @@ use crate::topology::Shape;
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct AdvParams {
+pub(crate) struct AdvParams {
     /// The group offset i of ADV+i (default 1).
     pub shift: Option<usize>,
 }
@@ -29,7 +29,7 @@ impl PatternParams for AdvParams {
 
 /// ADV+shift: a uniformly random terminal of group `(G + shift) mod groups`.
 #[derive(Clone, Debug)]
-pub struct Adv {
+pub(crate) struct Adv {
     shift: u32,
     groups: u32,
     group_of: Vec<u32>,
@@ -38,7 +38,10 @@ pub struct Adv {
     members: Vec<u32>,
 }
 
-pub fn build(input: &PatternInput, _: &mut ChaCha8Rng) -> Result<Box<dyn DestinationPattern>> {
+pub(crate) fn build(
+    input: &PatternInput,
+    _: &mut ChaCha8Rng,
+) -> Result<Box<dyn DestinationPattern>> {
     let params: AdvParams = input.read_params()?;
     params.check()?;
     let shift = params.shift.unwrap_or(1);

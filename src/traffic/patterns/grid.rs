@@ -9,11 +9,11 @@ use super::{DestinationPattern, PatternInput, PatternParams, uniform_other};
 use crate::error::{Error, Result};
 
 /// The default grid of the dragonfly paper (2,550 terminals).
-pub const DEFAULT_GRID: [usize; 3] = [5, 10, 51];
+pub(crate) const DEFAULT_GRID: [usize; 3] = [5, 10, 51];
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct GridParams {
+pub(crate) struct GridParams {
     /// The X x Y x Z grid (default 5 x 10 x 51); X*Y*Z must equal the terminal count.
     pub dims: Option<Vec<usize>>,
 }
@@ -62,24 +62,30 @@ impl PatternParams for GridParams {
 
 /// One of the 6 grid neighbours.
 #[derive(Clone, Debug)]
-pub struct Stencil {
+pub(crate) struct Stencil {
     dims: [u32; 3],
 }
 
 /// Any other terminal of the same Z line.
 #[derive(Clone, Debug)]
-pub struct ManyToMany {
+pub(crate) struct ManyToMany {
     dims: [u32; 3],
 }
 
-pub fn stencil3d(input: &PatternInput, _: &mut ChaCha8Rng) -> Result<Box<dyn DestinationPattern>> {
+pub(crate) fn stencil3d(
+    input: &PatternInput,
+    _: &mut ChaCha8Rng,
+) -> Result<Box<dyn DestinationPattern>> {
     let params: GridParams = input.read_params()?;
     Ok(Box::new(Stencil {
         dims: params.for_terminals(input.terminals())?,
     }))
 }
 
-pub fn manytomany(input: &PatternInput, _: &mut ChaCha8Rng) -> Result<Box<dyn DestinationPattern>> {
+pub(crate) fn manytomany(
+    input: &PatternInput,
+    _: &mut ChaCha8Rng,
+) -> Result<Box<dyn DestinationPattern>> {
     let params: GridParams = input.read_params()?;
     Ok(Box::new(ManyToMany {
         dims: params.for_terminals(input.terminals())?,

@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct HotspotParams {
+pub(crate) struct HotspotParams {
     /// The hotspot terminals (required, non-empty).
     pub hotspots: Option<Vec<usize>>,
     /// Share of packets sent to a hotspot (default 1).
@@ -36,14 +36,17 @@ impl PatternParams for HotspotParams {
 }
 
 #[derive(Clone, Debug)]
-pub struct Hotspot {
+pub(crate) struct Hotspot {
     n: u32,
     /// Sorted, distinct.
     spots: Vec<u32>,
     fraction: f64,
 }
 
-pub fn build(input: &PatternInput, _: &mut ChaCha8Rng) -> Result<Box<dyn DestinationPattern>> {
+pub(crate) fn build(
+    input: &PatternInput,
+    _: &mut ChaCha8Rng,
+) -> Result<Box<dyn DestinationPattern>> {
     let params: HotspotParams = input.read_params()?;
     params.check()?;
     let hotspots = params.hotspots.unwrap_or_default();

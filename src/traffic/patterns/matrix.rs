@@ -11,7 +11,7 @@ use crate::traffic::matrix::{MatrixRows, read_matrix};
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct MatrixParams {
+pub(crate) struct MatrixParams {
     /// CSV file of N x N weights, relative to the problem file's folder (required).
     pub matrix: Option<PathBuf>,
 }
@@ -28,7 +28,10 @@ impl PatternParams for MatrixParams {
     }
 }
 
-pub fn build(input: &PatternInput, _: &mut ChaCha8Rng) -> Result<Box<dyn DestinationPattern>> {
+pub(crate) fn build(
+    input: &PatternInput,
+    _: &mut ChaCha8Rng,
+) -> Result<Box<dyn DestinationPattern>> {
     let params: MatrixParams = input.read_params()?;
     params.check()?;
     let path = params.matrix.unwrap_or_default();

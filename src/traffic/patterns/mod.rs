@@ -9,12 +9,12 @@
 //! packet is created. `send_fraction` says which share of a source's creations produce a
 //! packet.
 
-pub mod adv;
-pub mod grid;
-pub mod hotspot;
-pub mod matrix;
-pub mod neighbours;
-pub mod simple;
+pub(crate) mod adv;
+pub(crate) mod grid;
+pub(crate) mod hotspot;
+pub(crate) mod matrix;
+pub(crate) mod neighbours;
+pub(crate) mod simple;
 
 use std::fmt;
 use std::path::Path;
@@ -29,7 +29,7 @@ use crate::params::Params;
 use crate::topology::Topology;
 
 /// "No destination" in a permutation table.
-pub const NONE: u32 = u32::MAX;
+pub(crate) const NONE: u32 = u32::MAX;
 
 /// A destination pattern built for a topology.
 pub trait DestinationPattern: fmt::Debug + Send + Sync {
@@ -53,7 +53,7 @@ pub trait DestinationPattern: fmt::Debug + Send + Sync {
 
 /// The exact probability of each destination of one creation at `src`, sorted by
 /// destination, repeated destinations merged, zero entries left out.
-pub fn distribution(pattern: &dyn DestinationPattern, src: u32) -> Vec<(u32, f64)> {
+pub(crate) fn distribution(pattern: &dyn DestinationPattern, src: u32) -> Vec<(u32, f64)> {
     let mut out = pattern.destinations(src);
     out.sort_unstable_by_key(|&(d, _)| d);
     let mut merged: Vec<(u32, f64)> = Vec::with_capacity(out.len());
@@ -68,7 +68,7 @@ pub fn distribution(pattern: &dyn DestinationPattern, src: u32) -> Vec<(u32, f64
 }
 
 /// A pattern's parameter struct (serde, `deny_unknown_fields`, every field optional).
-pub trait PatternParams: DeserializeOwned {
+pub(crate) trait PatternParams: DeserializeOwned {
     /// Checks the parameters on their own, when the class is resolved (before the topology is
     /// known); errors name the key (`hotspots`), the caller prefixes the table.
     fn check(&self) -> Result<()> {
@@ -79,7 +79,7 @@ pub trait PatternParams: DeserializeOwned {
 /// The parameters of a pattern that takes none.
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct NoParams {}
+pub(crate) struct NoParams {}
 
 impl PatternParams for NoParams {}
 
@@ -114,7 +114,7 @@ impl<'a> PatternInput<'a> {
     }
 
     /// The pattern's parameter struct `P` (checked when the class was resolved).
-    pub fn read_params<P: DeserializeOwned>(&self) -> Result<P> {
+    pub(crate) fn read_params<P: DeserializeOwned>(&self) -> Result<P> {
         self.params
             .read("", &format!("pattern = \"{}\"", self.name))
     }
@@ -125,7 +125,7 @@ impl<'a> PatternInput<'a> {
 }
 
 /// A terminal other than `src` among `0..n`, uniformly.
-pub fn uniform_other(src: u32, n: u32, rng: &mut ChaCha8Rng) -> u32 {
+pub(crate) fn uniform_other(src: u32, n: u32, rng: &mut ChaCha8Rng) -> u32 {
     let r = rng.random_range(0..n - 1);
     if r >= src { r + 1 } else { r }
 }
@@ -133,13 +133,13 @@ pub fn uniform_other(src: u32, n: u32, rng: &mut ChaCha8Rng) -> u32 {
 /// The destinations of an all-to-all exchange (`injection = "alltoall"`, which names no
 /// pattern): groups of `size` consecutive terminals, any other member.
 #[derive(Clone, Debug)]
-pub struct Group {
+pub(crate) struct Group {
     size: u32,
 }
 
 impl Group {
     /// Groups of `size` terminals (`group`; default all `n`).
-    pub fn new(size: Option<usize>, n: usize) -> Result<Group> {
+    pub(crate) fn new(size: Option<usize>, n: usize) -> Result<Group> {
         let size = size.unwrap_or(n);
         if size < 2 || size > n || n % size != 0 {
             return Err(Error::field(

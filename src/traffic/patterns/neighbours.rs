@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RandNeighboursParams {
+pub(crate) struct RandNeighboursParams {
     /// Fewest targets per terminal (default 6).
     pub neighbours_min: Option<usize>,
     /// Most targets per terminal (default 20, or neighbours_min when larger).
@@ -42,12 +42,15 @@ impl PatternParams for RandNeighboursParams {
 
 /// Uniform among per-source target lists.
 #[derive(Clone, Debug)]
-pub struct Lists {
+pub(crate) struct Lists {
     offsets: Vec<u32>,
     targets: Vec<u32>,
 }
 
-pub fn build(input: &PatternInput, rng: &mut ChaCha8Rng) -> Result<Box<dyn DestinationPattern>> {
+pub(crate) fn build(
+    input: &PatternInput,
+    rng: &mut ChaCha8Rng,
+) -> Result<Box<dyn DestinationPattern>> {
     let params: RandNeighboursParams = input.read_params()?;
     params.check()?;
     let (min, max) = params.range();

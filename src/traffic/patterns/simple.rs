@@ -11,46 +11,46 @@ use crate::topology::{Shape, Topology};
 
 /// Any other terminal, uniformly (any terminal, the source included, with `itself`).
 #[derive(Clone, Debug)]
-pub struct Uniform {
+pub(crate) struct Uniform {
     n: u32,
     itself: bool,
 }
 
 /// A fixed destination per source (`NONE`: the source does not send).
 #[derive(Clone, Debug)]
-pub struct Table {
+pub(crate) struct Table {
     dest: Vec<u32>,
 }
 
 /// BookSim's diagonal: 1/3 to `src + 1`, 2/3 to itself (sent only with `itself`).
 #[derive(Clone, Debug)]
-pub struct Diagonal {
+pub(crate) struct Diagonal {
     n: u32,
     itself: bool,
 }
 
 type Built = Result<Box<dyn DestinationPattern>>;
 
-pub fn uniform(input: &PatternInput, _: &mut ChaCha8Rng) -> Built {
+pub(crate) fn uniform(input: &PatternInput, _: &mut ChaCha8Rng) -> Built {
     Ok(Box::new(Uniform {
         n: input.terminals() as u32,
         itself: input.itself,
     }))
 }
 
-pub fn diagonal(input: &PatternInput, _: &mut ChaCha8Rng) -> Built {
+pub(crate) fn diagonal(input: &PatternInput, _: &mut ChaCha8Rng) -> Built {
     Ok(Box::new(Diagonal {
         n: input.terminals() as u32,
         itself: input.itself,
     }))
 }
 
-pub fn bitcomp(input: &PatternInput, _: &mut ChaCha8Rng) -> Built {
+pub(crate) fn bitcomp(input: &PatternInput, _: &mut ChaCha8Rng) -> Built {
     let n32 = input.terminals() as u32;
     bit_pattern(input, false, |s, _| !s & (n32 - 1))
 }
 
-pub fn transpose(input: &PatternInput, _: &mut ChaCha8Rng) -> Built {
+pub(crate) fn transpose(input: &PatternInput, _: &mut ChaCha8Rng) -> Built {
     bit_pattern(input, true, |s, lg| {
         let half = lg / 2;
         let lo = (1u32 << half) - 1;
@@ -58,28 +58,28 @@ pub fn transpose(input: &PatternInput, _: &mut ChaCha8Rng) -> Built {
     })
 }
 
-pub fn bitrev(input: &PatternInput, _: &mut ChaCha8Rng) -> Built {
+pub(crate) fn bitrev(input: &PatternInput, _: &mut ChaCha8Rng) -> Built {
     bit_pattern(input, false, |s, lg| s.reverse_bits() >> (32 - lg))
 }
 
-pub fn shuffle(input: &PatternInput, _: &mut ChaCha8Rng) -> Built {
+pub(crate) fn shuffle(input: &PatternInput, _: &mut ChaCha8Rng) -> Built {
     let n32 = input.terminals() as u32;
     bit_pattern(input, false, |s, lg| {
         ((s << 1) & (n32 - 1)) | (s >> (lg - 1))
     })
 }
 
-pub fn tornado(input: &PatternInput, _: &mut ChaCha8Rng) -> Built {
+pub(crate) fn tornado(input: &PatternInput, _: &mut ChaCha8Rng) -> Built {
     Ok(Box::new(digit_pattern(input.topo, input.itself, |k| {
         k.div_ceil(2) - 1
     })))
 }
 
-pub fn neighbor(input: &PatternInput, _: &mut ChaCha8Rng) -> Built {
+pub(crate) fn neighbor(input: &PatternInput, _: &mut ChaCha8Rng) -> Built {
     Ok(Box::new(digit_pattern(input.topo, input.itself, |_| 1)))
 }
 
-pub fn randperm(input: &PatternInput, rng: &mut ChaCha8Rng) -> Built {
+pub(crate) fn randperm(input: &PatternInput, rng: &mut ChaCha8Rng) -> Built {
     let n = input.terminals();
     let mut perm: Vec<u32> = (0..n as u32).collect();
     // A uniformly random derangement by rejection (about e tries); after many failures
@@ -99,7 +99,7 @@ pub fn randperm(input: &PatternInput, rng: &mut ChaCha8Rng) -> Built {
 }
 
 /// A permutation; its fixed points send nothing unless `itself`.
-pub fn table(n: usize, itself: bool, f: impl Fn(u32) -> u32) -> Table {
+pub(crate) fn table(n: usize, itself: bool, f: impl Fn(u32) -> u32) -> Table {
     let dest = (0..n as u32)
         .map(|s| {
             let d = f(s);

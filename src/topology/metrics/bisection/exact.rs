@@ -14,11 +14,11 @@
 use crate::topology::graph::RouterGraph;
 
 /// Default node budget: about 3 s in a release build at ~150 ns per node (40 routers).
-pub const DEFAULT_NODE_BUDGET: u64 = 20_000_000;
+pub(crate) const DEFAULT_NODE_BUDGET: u64 = 20_000_000;
 
 /// Result of [`exact_bisection_with_stats`].
 #[derive(Clone, Debug, PartialEq)]
-pub struct ExactSearch {
+pub(crate) struct ExactSearch {
     /// `(width, side)` when the search finished within its budget.
     pub result: Option<(u64, Vec<bool>)>,
     pub nodes: u64,
@@ -27,7 +27,7 @@ pub struct ExactSearch {
 /// Exact bisection width and an optimal side vector (true = part A), or `None` when the node
 /// budget ran out. `incumbent` is a known bisection `(cut, side)` used for pruning; with it the
 /// search only has to find something strictly better or prove there is nothing.
-pub fn exact_bisection(
+pub(crate) fn exact_bisection(
     g: &RouterGraph,
     incumbent: Option<(u64, Vec<bool>)>,
     node_budget: u64,
@@ -36,7 +36,7 @@ pub fn exact_bisection(
 }
 
 /// [`exact_bisection`] that also reports the number of search nodes visited.
-pub fn exact_bisection_with_stats(
+pub(crate) fn exact_bisection_with_stats(
     g: &RouterGraph,
     incumbent: Option<(u64, Vec<bool>)>,
     node_budget: u64,

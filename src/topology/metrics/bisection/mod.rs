@@ -12,7 +12,7 @@
 
 pub mod exact;
 pub mod partition;
-pub mod spectral;
+pub(crate) mod spectral;
 
 #[cfg(test)]
 mod tests;
@@ -22,12 +22,14 @@ use serde::Serialize;
 use crate::topology::graph::RouterGraph;
 use crate::topology::symmetry::Symmetry;
 
-pub use exact::{DEFAULT_NODE_BUDGET, exact_bisection};
-pub use partition::{fm_refine, multilevel_bisection, partition, structured_cuts};
-pub use spectral::{
-    SpectralEstimate, SpectralMethod, algebraic_connectivity, algebraic_connectivity_dense,
-    algebraic_connectivity_symmetric, lanczos_lambda2, spectral_lower_bound,
-};
+pub(crate) use exact::{DEFAULT_NODE_BUDGET, exact_bisection};
+pub(crate) use partition::fm_refine;
+pub use partition::partition;
+#[cfg(test)]
+use partition::{multilevel_bisection, structured_cuts};
+#[cfg(test)]
+use spectral::{SpectralMethod, algebraic_connectivity_dense, algebraic_connectivity_symmetric};
+pub(crate) use spectral::{algebraic_connectivity, spectral_lower_bound};
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Bisection {

@@ -26,7 +26,7 @@ use crate::topology::graph::RouterGraph;
 use crate::topology::symmetry::Symmetry;
 
 /// Coarsening stops once a level has at most this many vertices.
-pub const COARSEST: usize = 80;
+pub(crate) const COARSEST: usize = 80;
 /// Greedy-growing attempts on the coarsest graph of every restart.
 const INITIAL_TRIES: usize = 6;
 /// FM passes per level (a level stops early when a pass does not improve).
@@ -547,7 +547,7 @@ fn uncoarsen(
 /// greedy growing at the coarsest level, FM while uncoarsening, then [`VCYCLES`] V-cycles
 /// (re-coarsen respecting the bisection, refine again; kept only when better).
 /// Returns (side, cut) with exact part sizes.
-pub fn multilevel_bisection(g: &RouterGraph, seed: u64, stream: u64) -> (Vec<bool>, u64) {
+pub(crate) fn multilevel_bisection(g: &RouterGraph, seed: u64, stream: u64) -> (Vec<bool>, u64) {
     let n = g.num_nodes();
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     rng.set_stream(stream);
@@ -606,7 +606,7 @@ fn refine_bisection(g: &RouterGraph, side: Vec<bool>, rng: &mut ChaCha8Rng) -> (
 }
 
 /// Improves a given bisection (any sizes; it is balanced first) with strict FM passes.
-pub fn fm_refine(g: &RouterGraph, side: Vec<bool>, seed: u64) -> (Vec<bool>, u64) {
+pub(crate) fn fm_refine(g: &RouterGraph, side: Vec<bool>, seed: u64) -> (Vec<bool>, u64) {
     assert_eq!(side.len(), g.num_nodes());
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     refine_bisection(g, side, &mut rng)
@@ -614,7 +614,7 @@ pub fn fm_refine(g: &RouterGraph, side: Vec<bool>, seed: u64) -> (Vec<bool>, u64
 
 /// Cheap cuts that are optimal on many regular topologies: router ids split in halves, and
 /// for each translatable digit of `symmetry`, the lower half of that digit's values.
-pub fn structured_cuts(g: &RouterGraph, symmetry: Option<&Symmetry>) -> Vec<Vec<bool>> {
+pub(crate) fn structured_cuts(g: &RouterGraph, symmetry: Option<&Symmetry>) -> Vec<Vec<bool>> {
     let n = g.num_nodes();
     let mut cuts = vec![(0..n).map(|v| v < n / 2).collect::<Vec<bool>>()];
     if let Some(sym) = symmetry.filter(|s| s.num_nodes() == n) {

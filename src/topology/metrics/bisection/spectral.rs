@@ -27,9 +27,9 @@ use crate::topology::graph::RouterGraph;
 use crate::topology::symmetry::Symmetry;
 
 /// Largest matrix (rows) solved with a dense eigenvalue decomposition.
-pub const DENSE_MAX: usize = 1000;
+pub(crate) const DENSE_MAX: usize = 1000;
 /// Maximum Lanczos steps.
-pub const LANCZOS_MAX_STEPS: usize = 300;
+pub(crate) const LANCZOS_MAX_STEPS: usize = 300;
 /// Memory cap of the Lanczos basis (f64 entries, 200 MB): fewer steps on huge graphs.
 const LANCZOS_MAX_ENTRIES: usize = 25_000_000;
 /// Below this many affordable steps Lanczos is skipped (lambda_2 reported as 0).
@@ -37,7 +37,7 @@ const LANCZOS_MIN_STEPS: usize = 10;
 
 /// How lambda_2 was obtained.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SpectralMethod {
+pub(crate) enum SpectralMethod {
     /// Fewer than two routers, or a disconnected graph: lambda_2 = 0 without computation.
     Trivial,
     Dense,
@@ -48,7 +48,7 @@ pub enum SpectralMethod {
 }
 
 impl SpectralMethod {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             SpectralMethod::Trivial => "spectral (disconnected or trivial: lambda2 = 0)",
             SpectralMethod::Dense => "spectral (dense eigenvalues)",
@@ -60,7 +60,7 @@ impl SpectralMethod {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct SpectralEstimate {
+pub(crate) struct SpectralEstimate {
     /// A value <= lambda_2 (equal up to rounding for the dense and symmetric methods).
     pub lambda2: f64,
     pub method: SpectralMethod,
@@ -68,7 +68,7 @@ pub struct SpectralEstimate {
 
 /// The bisection lower bound implied by `lambda2`: ceil(lambda2 * floor(n/2) * ceil(n/2) / n),
 /// with a small tolerance against rounding so that an exact integer bound is not lost.
-pub fn spectral_lower_bound(n: usize, lambda2: f64) -> u64 {
+pub(crate) fn spectral_lower_bound(n: usize, lambda2: f64) -> u64 {
     if n < 2 || lambda2 <= 0.0 || !lambda2.is_finite() {
         return 0;
     }
@@ -78,7 +78,10 @@ pub fn spectral_lower_bound(n: usize, lambda2: f64) -> u64 {
 }
 
 /// Algebraic connectivity with the best available method (see the module documentation).
-pub fn algebraic_connectivity(g: &RouterGraph, symmetry: Option<&Symmetry>) -> SpectralEstimate {
+pub(crate) fn algebraic_connectivity(
+    g: &RouterGraph,
+    symmetry: Option<&Symmetry>,
+) -> SpectralEstimate {
     let n = g.num_nodes();
     if n < 2 || !g.is_connected() {
         return SpectralEstimate {
@@ -137,7 +140,7 @@ fn sorted_eigenvalues(m: DMatrix<f64>) -> Vec<f64> {
 
 /// Second smallest Laplacian eigenvalue from the dense n x n matrix (0 if disconnected, up to
 /// rounding). Cost O(n^3): meant for a few hundred routers.
-pub fn algebraic_connectivity_dense(g: &RouterGraph) -> f64 {
+pub(crate) fn algebraic_connectivity_dense(g: &RouterGraph) -> f64 {
     if g.num_nodes() < 2 {
         return 0.0;
     }
@@ -146,12 +149,13 @@ pub fn algebraic_connectivity_dense(g: &RouterGraph) -> f64 {
 
 /// All Laplacian eigenvalues via the symmetry's character blocks, ascending (multiset of size
 /// n). `None` when the symmetry does not fit the graph's size.
-pub fn laplacian_spectrum_symmetric(g: &RouterGraph, sym: &Symmetry) -> Option<Vec<f64>> {
+#[cfg(test)]
+pub(crate) fn laplacian_spectrum_symmetric(g: &RouterGraph, sym: &Symmetry) -> Option<Vec<f64>> {
     spectrum_symmetric(g, sym, usize::MAX)
 }
 
 /// lambda_2 via the symmetry's character blocks; `None` when the symmetry does not fit.
-pub fn algebraic_connectivity_symmetric(g: &RouterGraph, sym: &Symmetry) -> Option<f64> {
+pub(crate) fn algebraic_connectivity_symmetric(g: &RouterGraph, sym: &Symmetry) -> Option<f64> {
     let ev = spectrum_symmetric(g, sym, 2)?;
     Some(if ev.len() >= 2 { ev[1] } else { 0.0 })
 }
@@ -235,7 +239,7 @@ fn spectrum_symmetric(g: &RouterGraph, sym: &Symmetry, keep: usize) -> Option<Ve
 
 /// Result of [`lanczos_lambda2`].
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct LanczosEstimate {
+pub(crate) struct LanczosEstimate {
     /// Smallest Ritz value on the complement of the all-ones vector (>= lambda_2).
     pub theta: f64,
     /// Residual norm ||L x - theta x|| of its Ritz vector: some eigenvalue lies within it.
@@ -246,7 +250,7 @@ pub struct LanczosEstimate {
 impl LanczosEstimate {
     /// max(0, theta - residual): a lower bound on lambda_2 provided the eigenvalue that theta
     /// approximates is lambda_2 (see the module documentation).
-    pub fn certified(&self) -> f64 {
+    pub(crate) fn certified(&self) -> f64 {
         (self.theta - self.residual).max(0.0)
     }
 }
@@ -275,7 +279,7 @@ fn remove_mean(x: &mut [f64]) {
 
 /// Lanczos with full reorthogonalisation on 1^perp, at most `max_steps` steps, stopping once
 /// the smallest Ritz value has converged (residual below 1e-8 relative).
-pub fn lanczos_lambda2(g: &RouterGraph, max_steps: usize, seed: u64) -> LanczosEstimate {
+pub(crate) fn lanczos_lambda2(g: &RouterGraph, max_steps: usize, seed: u64) -> LanczosEstimate {
     let n = g.num_nodes();
     if n < 2 {
         return LanczosEstimate {

@@ -491,4 +491,3 @@ fn report_serialises() {
     assert!(json["lower_method"].is_string());
     assert!(json["spectral_lambda2"].is_number());
 }
-
