@@ -17,10 +17,16 @@ use crate::error::{Error, Result};
 #[derive(Clone, Debug, Default)]
 pub struct Params {
     values: toml::Table,
-    /// Byte offset of each key's value in the text it was read from; lines once the text is
-    /// known ([`Params::locate`]).
-    offsets: BTreeMap<String, usize>,
-    lines: BTreeMap<String, usize>,
+    /// Where each key was written, when it was read from text.
+    places: BTreeMap<String, Place>,
+}
+
+/// Where a key's value was written: its byte offset in the text it was read from, until
+/// [`Params::locate`] is given that text and turns it into a line.
+#[derive(Clone, Copy, Debug)]
+enum Place {
+    Offset(usize),
+    Line(usize),
 }
 
 impl Params {
@@ -46,8 +52,7 @@ impl Params {
 
     pub fn remove(&mut self, key: &str) {
         self.values.remove(key);
-        self.offsets.remove(key);
-        self.lines.remove(key);
+        self.places.remove(key);
     }
 
     pub fn get(&self, key: &str) -> Option<&toml::Value> {
@@ -68,9 +73,10 @@ impl Params {
 
     /// Turns the byte offsets recorded while reading `text` into line numbers.
     pub(crate) fn locate(&mut self, text: &str) {
-        for (key, &offset) in &self.offsets {
-            let line = text[..offset.min(text.len())].matches('\n').count() + 1;
-            self.lines.insert(key.clone(), line);
+        for place in self.places.values_mut() {
+            if let Place::Offset(offset) = *place {
+                *place = Place::Line(text[..offset.min(text.len())].matches('\n').count() + 1);
+            }
         }
     }
 
@@ -82,9 +88,9 @@ impl Params {
         } else {
             format!("{table}.{key}")
         };
-        match self.lines.get(key) {
-            Some(line) => Error::field(format!("line {line}: {field}"), reason),
-            None => Error::field(field, reason),
+        match self.places.get(key) {
+            Some(Place::Line(line)) => Error::field(format!("line {line}: {field}"), reason),
+            _ => Error::field(field, reason),
         }
     }
 
@@ -190,7 +196,8 @@ impl Serialize for Params {
 impl Params {
     /// Adds a key read from TOML text with where its value starts (for [`Params::locate`]).
     pub(crate) fn insert_spanned(&mut self, key: String, value: toml::Spanned<toml::Value>) {
-        self.offsets.insert(key.clone(), value.span().start);
+        self.places
+            .insert(key.clone(), Place::Offset(value.span().start));
         self.values.insert(key, value.into_inner());
     }
 
