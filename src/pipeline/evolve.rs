@@ -210,6 +210,9 @@ pub(crate) fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Res
     // Each pattern is read as a dense terminal-pair matrix below.
     traffic.check_matrix_memory(memory).map_err(in_file)?;
     params.check_traffic(&traffic).map_err(in_file)?;
+    if let Some(ioq) = &params.ioq {
+        crate::sim::check_router(ioq, &topo).map_err(in_file)?;
+    }
     // The baseline, and the elite when asked, are simulated one load point at a time: refused
     // now, before the GA, if one point cannot fit in this machine's memory.
     if let Some(memory) = memory {

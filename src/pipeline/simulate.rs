@@ -68,6 +68,9 @@ impl Setup {
         let routing = build_routing(&routing_cfg, &topo, params.num_vcs).map_err(in_file)?;
         let traffic = loaded.build_traffic(&topo, &params)?;
         params.check_traffic(&traffic).map_err(in_file)?;
+        if let Some(ioq) = &params.ioq {
+            crate::sim::check_router(ioq, &topo).map_err(in_file)?;
+        }
         Ok(Setup {
             name: p.name.clone().unwrap_or_else(|| topo.name.clone()),
             seed: p.seed,

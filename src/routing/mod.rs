@@ -148,6 +148,12 @@ pub trait CongestionView {
     /// Flits waiting in this router's input buffers that are routed to `port` (the output
     /// queue of an input-queued router).
     fn output_queue(&self, router: usize, port: usize) -> u32;
+    /// Flits in the output buffer of VC `vc` of `port` of `router` (an input-output-queued
+    /// router's; 0 for a router without output buffers, whose `output_queue` counts flits
+    /// still in its input buffers).
+    fn output_queue_vc(&self, _router: usize, _port: usize, _vc: usize) -> u32 {
+        0
+    }
     /// Flits in the input buffer `vc` of `port` of `router` (any router: neighbours too).
     fn input_occupancy(&self, router: usize, port: usize, vc: usize) -> u32;
 }

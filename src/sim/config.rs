@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::router_config::resolve_router;
+pub use super::router_config::{IoqParams, RouterKind, XbarArbitration};
 use crate::error::{Error, Result};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -69,6 +71,13 @@ pub struct SimConfig {
     pub pretrain_runs: Option<u32>,
     pub freeze_after_pretrain: Option<bool>,
     pub timeline_window: Option<u64>,
+    /// `iq` (default) or `ioq` (router_config.rs).
+    pub router: Option<RouterKind>,
+    pub output_depth: Option<u32>,
+    pub xbar_period: Option<f64>,
+    pub xbar_arb: Option<XbarArbitration>,
+    pub input_latency: Option<u32>,
+    pub output_latency: Option<u32>,
 }
 
 /// Resolved simulation parameters.
@@ -123,6 +132,10 @@ pub struct SimParams {
     /// Report latency per window of this many cycles over the whole measured run, warm-up
     /// included (how learned routing converges); 0 = no timeline.
     pub timeline_window: u64,
+    /// The input-output-queued router's parameters; `None` = the input-queued router
+    /// (left out of the serialised form then, so that IQ configurations read as before).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ioq: Option<IoqParams>,
 }
 
 impl SimConfig {
@@ -135,14 +148,18 @@ impl SimConfig {
             // vc_alloc_delay 1, sw_alloc_delay 1, st_prepare_delay 0 + st_final_delay 1,
             // credit_delay 0, and one cycle at injection (see docs/simulator.md).
             "booksim" => (1, 1, 1, 1, 0, 1),
-            "ideal" => (0, 0, 0, 0, 0, 0),
+            "ideal" | "merlin" => (0, 0, 0, 0, 0, 0),
             other => {
                 return Err(Error::field(
                     "simulation.preset",
-                    format!("unknown preset `{other}` (expected default, booksim or ideal)"),
+                    format!(
+                        "unknown preset `{other}` (expected default, booksim, ideal or merlin)"
+                    ),
                 ));
             }
         };
+        let ioq = resolve_router(self, &preset)?;
+        let merlin = preset == "merlin";
         let vc_allocator = match preset.as_str() {
             "booksim" => VcAllocatorKind::SeparableInputFirst,
             _ => VcAllocatorKind::FirstFree,
@@ -150,8 +167,12 @@ impl SimConfig {
         let p = SimParams {
             preset,
             num_vcs: self.num_vcs.unwrap_or(4),
-            vc_depth: self.vc_depth.unwrap_or(8),
-            switching: self.switching.unwrap_or(Switching::Wormhole),
+            vc_depth: self.vc_depth.unwrap_or(if merlin { 20 } else { 8 }),
+            switching: self.switching.unwrap_or(if ioq.is_some() {
+                Switching::VirtualCutThrough
+            } else {
+                Switching::Wormhole
+            }),
             routing_delay: self.routing_delay.unwrap_or(delays.0),
             vc_alloc_delay: self.vc_alloc_delay.unwrap_or(delays.1),
             sw_alloc_delay: self.sw_alloc_delay.unwrap_or(delays.2),
@@ -173,6 +194,7 @@ impl SimConfig {
             pretrain_runs: self.pretrain_runs.unwrap_or(0),
             freeze_after_pretrain: self.freeze_after_pretrain.unwrap_or(false),
             timeline_window: self.timeline_window.unwrap_or(0),
+            ioq,
         };
         p.validate()?;
         Ok(p)
@@ -338,6 +360,22 @@ impl SimParams {
                     self.vc_depth
                 ),
             )),
+            Some((flits, class))
+                if self
+                    .ioq
+                    .as_ref()
+                    .is_some_and(|ioq| flits > ioq.output_depth) =>
+            {
+                Err(Error::field(
+                    "simulation.output_depth",
+                    format!(
+                        "the input-output-queued router moves whole packets into an output \
+                         buffer: traffic class {class} has packets of up to {flits} flits, \
+                         output_depth is {}",
+                        self.ioq.as_ref().map_or(0, |ioq| ioq.output_depth)
+                    ),
+                ))
+            }
             _ => Ok(()),
         }
     }

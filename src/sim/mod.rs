@@ -4,6 +4,7 @@
 pub mod config;
 pub mod engine;
 pub mod network;
+mod router_config;
 pub mod stats;
 
 use std::time::Instant;
@@ -11,9 +12,13 @@ use std::time::Instant;
 use rayon::prelude::*;
 use serde::Serialize;
 
-pub use config::{AllocatorKind, SimConfig, SimParams, Switching, VcAllocatorKind};
+pub use config::{
+    AllocatorKind, IoqParams, RouterKind, SimConfig, SimParams, Switching, VcAllocatorKind,
+    XbarArbitration,
+};
 pub(crate) use engine::{Counters, DeadlockReport};
 pub use engine::{Engine, RunEnd};
+pub(crate) use router_config::check_topology as check_router;
 pub(crate) use stats::{ClassStats, TimelineWindow};
 
 use crate::error::Result;
@@ -102,12 +107,31 @@ pub fn simulate_point(
     seed: u64,
     load: f64,
 ) -> LoadPoint {
+    // The router model is a type parameter of the engine (no dynamic call per flit).
+    match params.ioq {
+        None => simulate_point_on::<engine::InputQueuedRouter>(
+            topo, routing, traffic, params, seed, load,
+        ),
+        Some(_) => {
+            simulate_point_on::<engine::IoQueuedRouter>(topo, routing, traffic, params, seed, load)
+        }
+    }
+}
+
+fn simulate_point_on<R: engine::RouterModel>(
+    topo: &Topology,
+    routing: &dyn RoutingFunction,
+    traffic: Traffic,
+    params: &config::SimParams,
+    seed: u64,
+    load: f64,
+) -> LoadPoint {
     let start = Instant::now();
     // Pre-training: the same workload (same seed) again and again, the routing session
     // carried from one run to the next; only the last run is measured.
     let mut session = None;
     for _ in 0..params.pretrain_runs {
-        let mut engine = engine_for(topo, routing, session.take(), &traffic, params, seed);
+        let mut engine = engine_for::<R>(topo, routing, session.take(), &traffic, params, seed);
         engine.run();
         session = Some(engine.into_session());
     }
@@ -116,7 +140,7 @@ pub fn simulate_point(
             s.set_learning(false);
         }
     }
-    let mut engine = engine_for(topo, routing, session, &traffic, params, seed);
+    let mut engine = engine_for::<R>(topo, routing, session, &traffic, params, seed);
     if params.timeline_window > 0 {
         engine.enable_timeline(params.timeline_window);
     }
@@ -177,18 +201,16 @@ pub fn simulate_point(
 }
 
 /// A fresh engine, or one that goes on with an earlier run's routing session.
-fn engine_for<'a>(
+fn engine_for<'a, R: engine::RouterModel>(
     topo: &'a Topology,
     routing: &'a dyn RoutingFunction,
     session: Option<Box<dyn crate::routing::RoutingSession + 'a>>,
     traffic: &Traffic,
     params: &config::SimParams,
     seed: u64,
-) -> Engine<'a> {
-    match session {
-        Some(s) => Engine::with_session(topo, s, traffic.clone(), params.clone(), seed),
-        None => Engine::new(topo, routing, traffic.clone(), params.clone(), seed),
-    }
+) -> Engine<'a, R> {
+    let session = session.unwrap_or_else(|| engine::default_session(routing, seed));
+    Engine::build(topo, session, traffic.clone(), params.clone(), seed)
 }
 
 /// Simulates every load in parallel (rayon); each point has its own engine and seed stream,

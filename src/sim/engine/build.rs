@@ -5,6 +5,14 @@ use rand::SeedableRng;
 
 use super::*;
 
+/// The routing session of a run that starts afresh (its random stream derived from `seed`).
+pub(crate) fn default_session<'a>(
+    routing: &'a dyn RoutingFunction,
+    seed: u64,
+) -> Box<dyn RoutingSession + 'a> {
+    crate::routing::session::session_of(routing, seed ^ 0x1EA4_0000_5E55)
+}
+
 /// The input-queued engine, what every caller so far builds.
 impl<'a> Engine<'a> {
     pub fn new(
@@ -14,13 +22,37 @@ impl<'a> Engine<'a> {
         params: SimParams,
         seed: u64,
     ) -> Self {
-        let session = crate::routing::session::session_of(routing, seed ^ 0x1EA4_0000_5E55);
-        Self::with_session(topo, session, traffic, params, seed)
+        Self::with_session(topo, default_session(routing, seed), traffic, params, seed)
     }
 
     /// An engine whose routing runs as `session` (e.g. one taken from an earlier run with
     /// [`Engine::into_session`], to go on from what it learned).
     pub fn with_session(
+        topo: &'a Topology,
+        session: Box<dyn RoutingSession + 'a>,
+        traffic: Traffic,
+        params: SimParams,
+        seed: u64,
+    ) -> Self {
+        Self::build(topo, session, traffic, params, seed)
+    }
+}
+
+/// The input-output-queued engine (`[simulation] router = "ioq"`).
+impl<'a> Engine<'a, IoQueuedRouter> {
+    /// As [`Engine::new`], with the input-output-queued router; `params.ioq` must be set.
+    pub fn new_ioq(
+        topo: &'a Topology,
+        routing: &'a dyn RoutingFunction,
+        traffic: Traffic,
+        params: SimParams,
+        seed: u64,
+    ) -> Self {
+        Self::build(topo, default_session(routing, seed), traffic, params, seed)
+    }
+
+    /// As [`Engine::with_session`], with the input-output-queued router.
+    pub fn ioq_with_session(
         topo: &'a Topology,
         session: Box<dyn RoutingSession + 'a>,
         traffic: Traffic,
@@ -40,6 +72,14 @@ impl<'a, R: RouterModel> Engine<'a, R> {
         params: SimParams,
         seed: u64,
     ) -> Self {
+        // A programming error, not bad input: the simulator picks the model from `params`
+        // (`sim::simulate_point`), and so must every caller of the engine.
+        assert_eq!(
+            R::OUTPUT_QUEUED,
+            params.ioq.is_some(),
+            "the engine's router model does not match [simulation] router (build an \
+             input-output-queued engine with Engine::new_ioq)"
+        );
         session.begin_run();
         let num_vcs = params.num_vcs;
         let net = Network::new(topo, num_vcs);

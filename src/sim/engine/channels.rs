@@ -74,6 +74,11 @@ impl Channels {
         let horizon = u64::from(
             params.sw_alloc_delay + params.st_delay + params.credit_delay + params.injection_delay,
         ) + u64::from(net.max_latency)
+            + params.ioq.as_ref().map_or(0, |ioq| {
+                u64::from(ioq.input_latency)
+                    + u64::from(ioq.output_latency)
+                    + u64::from(net.chan_period.iter().copied().max().unwrap_or(1))
+            })
             + 2;
         let wheel_len = horizon.next_power_of_two();
         let num_vcs = net.num_vcs as u32;

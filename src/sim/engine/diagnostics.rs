@@ -128,8 +128,25 @@ impl<R: RouterModel> Engine<'_, R> {
     /// backwards along the wait edges, and a report with a cycle among them.
     pub(super) fn stuck_input_vcs(
         &self,
+        live: Vec<bool>,
+        waits: Vec<Vec<usize>>,
+    ) -> Option<DeadlockReport> {
+        self.stuck_vcs(
+            live,
+            waits,
+            |i| self.router.input_vc_len(i),
+            |i| self.describe_vc(i),
+        )
+    }
+
+    /// `stuck_input_vcs` over any graph of buffers: `held(node)` is the flits a node holds,
+    /// `describe(node)` its (router, port, VC).
+    pub(super) fn stuck_vcs(
+        &self,
         mut live: Vec<bool>,
         mut waits: Vec<Vec<usize>>,
+        held: impl Fn(usize) -> u32,
+        describe: impl Fn(usize) -> (u32, u32, u32),
     ) -> Option<DeadlockReport> {
         let n = live.len();
         let mut waiters: Vec<Vec<usize>> = vec![Vec::new(); n];
@@ -147,9 +164,7 @@ impl<R: RouterModel> Engine<'_, R> {
                 }
             }
         }
-        let stuck: Vec<usize> = (0..n)
-            .filter(|&i| !live[i] && self.router.input_vc_len(i) > 0)
-            .collect();
+        let stuck: Vec<usize> = (0..n).filter(|&i| !live[i] && held(i) > 0).collect();
         if stuck.is_empty() {
             return None;
         }
@@ -161,15 +176,12 @@ impl<R: RouterModel> Engine<'_, R> {
         let cycle = find_cycle(&waits).unwrap_or_default();
         Some(DeadlockReport {
             cycle: self.now,
-            cycle_vcs: cycle.into_iter().map(|i| self.describe_vc(i)).collect(),
+            cycle_vcs: cycle.into_iter().map(&describe).collect(),
             flits_in_flight: self.progress.flits_in_network,
             blocked_vcs: stuck.len() as u64,
-            blocked_flits: stuck
-                .iter()
-                .map(|&i| u64::from(self.router.input_vc_len(i)))
-                .sum(),
+            blocked_flits: stuck.iter().map(|&i| u64::from(held(i))).sum(),
             stalled_cycles: self.now - self.progress.last_move,
-            example_vc: Some(self.describe_vc(stuck[0])),
+            example_vc: Some(describe(stuck[0])),
         })
     }
 
@@ -189,7 +201,7 @@ impl<R: RouterModel> Engine<'_, R> {
     }
 
     /// (router, port, VC) of global input VC `input_vc`.
-    fn describe_vc(&self, input_vc: usize) -> (u32, u32, u32) {
+    pub(super) fn describe_vc(&self, input_vc: usize) -> (u32, u32, u32) {
         let port = input_vc / self.num_vcs;
         let r = self.net.port_router[port];
         (

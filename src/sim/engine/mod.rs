@@ -41,6 +41,7 @@ mod build;
 mod channels;
 mod diagnostics;
 mod input_queued;
+mod io_queued;
 mod model;
 mod ports;
 mod terminals;
@@ -48,9 +49,11 @@ mod terminals;
 pub(crate) use diagnostics::DeadlockReport;
 use diagnostics::queue_growth;
 
+pub(crate) use build::default_session;
 use channels::{ChannelDestination, Channels, Flit, FlitEvent};
-use input_queued::InputQueuedRouter;
-use model::RouterModel;
+pub(crate) use input_queued::InputQueuedRouter;
+pub use io_queued::IoQueuedRouter;
+pub(crate) use model::RouterModel;
 use ports::{Ports, RouterLayout};
 use terminals::Terminals;
 

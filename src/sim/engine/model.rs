@@ -50,6 +50,10 @@ use crate::sim::network::Network;
 /// A router micro-architecture the engine can run (see the module documentation). `pub` only
 /// because it bounds the public `Engine`'s methods; it cannot be named outside the crate.
 pub trait RouterModel: Sized {
+    /// Whether the model is the one `[simulation] router = "ioq"` selects (the engine
+    /// refuses to build a model with the other model's parameters).
+    const OUTPUT_QUEUED: bool;
+
     /// The empty routers of `net`. `cut_through` has bit `vc` set for the VCs allocated as in
     /// virtual cut-through (docs/simulator.md, "VC allocation").
     fn build(net: &Network, ports: &Ports, params: &SimParams, cut_through: u64) -> Self;

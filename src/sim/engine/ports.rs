@@ -55,19 +55,43 @@ impl Ports {
             .unwrap_or(0);
         let locals = max_ports * num_vcs;
         let mut links = vec![PortLinks::default(); net.num_ports()];
+        let router_counters = net.num_ports() * num_vcs;
         for (port, link) in links.iter_mut().enumerate() {
             let (in_channel, out_channel) = (net.in_chan[port], net.out_chan[port]);
             if in_channel != NONE {
                 link.credit_counter = net.chan_credit_base[in_channel as usize];
-                link.credit_delay = params.credit_delay + net.chan_latency[in_channel as usize];
+                let latency = net.chan_latency[in_channel as usize];
+                link.credit_delay = match &params.ioq {
+                    None => params.credit_delay + latency,
+                    // Out of this router, over the link, into the sender (a NIC has no input
+                    // latency): docs/simulator.md, "The input-output-queued router".
+                    Some(ioq) => {
+                        let from_router = (link.credit_counter as usize) < router_counters;
+                        ioq.output_latency
+                            + latency
+                            + if from_router { ioq.input_latency } else { 0 }
+                    }
+                };
             }
             link.out_channel = out_channel;
             link.ejection = net.out_is_ejection[port];
             if out_channel != NONE {
-                link.out_delay = params.sw_alloc_delay
-                    + params.st_delay
-                    + net.chan_latency[out_channel as usize];
-                link.out_period = net.chan_period[out_channel as usize];
+                let (latency, period) = (
+                    net.chan_latency[out_channel as usize],
+                    net.chan_period[out_channel as usize],
+                );
+                link.out_delay = match &params.ioq {
+                    None => params.sw_alloc_delay + params.st_delay + latency,
+                    // Serialised whole (one period), then the output latency, the link and
+                    // the next router's input latency (none at a terminal).
+                    Some(ioq) => {
+                        period
+                            + ioq.output_latency
+                            + latency
+                            + if link.ejection { 0 } else { ioq.input_latency }
+                    }
+                };
+                link.out_period = period;
             }
         }
         Ports {

@@ -134,7 +134,13 @@ impl Terminals {
                         vc_pointer: 0,
                         channel,
                         first_credit: (t * num_vcs) as u32,
-                        delay: params.injection_delay + net.chan_latency[channel as usize],
+                        // With the input-output-queued router a flit is whole at the router
+                        // once serialised (one period) and past the input latency.
+                        delay: params.injection_delay
+                            + net.chan_latency[channel as usize]
+                            + params.ioq.as_ref().map_or(0, |ioq| {
+                                net.chan_period[channel as usize] + ioq.input_latency
+                            }),
                         period: net.chan_period[channel as usize],
                         active: false,
                     }
@@ -393,6 +399,11 @@ impl<R: RouterModel> Engine<'_, R> {
             );
             let need = match self.params.switching {
                 Switching::Wormhole => 1,
+                // The input-output-queued router takes a packet larger than the buffer once
+                // the buffer is empty (io_queued/mod.rs, `credits_to_start`).
+                Switching::VirtualCutThrough if self.params.ioq.is_some() => {
+                    info.size.min(self.vc_depth)
+                }
                 Switching::VirtualCutThrough => info.size,
             };
             let start = u32::from(range.start);

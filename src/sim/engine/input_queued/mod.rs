@@ -114,6 +114,8 @@ impl InputQueuedRouter {
 /// Where each step lives: pipeline.rs, alloc.rs, deadlock.rs. The calls are static and the
 /// forwarding functions inline, so the seam costs nothing per flit.
 impl RouterModel for InputQueuedRouter {
+    const OUTPUT_QUEUED: bool = false;
+
     fn build(net: &Network, ports: &Ports, params: &SimParams, cut_through: u64) -> Self {
         Self::new(net, ports, params, cut_through)
     }
