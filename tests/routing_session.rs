@@ -46,6 +46,7 @@ impl RoutingSession for Acking {
             head_delivered: true,
             advance: true,
             route_delay: false,
+            input_exit: false,
         }
     }
     fn init_packet(&mut self, _: u64, p: &PacketInfo, s: &mut RouteState, r: &mut RouteRng) {

@@ -35,6 +35,11 @@ pub struct SimulateArgs {
     /// Write a latency-vs-offered-load plot (SVG).
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
+    /// Reference points drawn over `--plot` (e.g. a paper's): a CSV file with the header
+    /// `label,load,latency`, in the plot's units (load in % when normalised, latency in µs
+    /// when the problem sets `ns_per_cycle`).
+    #[arg(long, value_name = "FILE.csv", requires = "plot")]
+    pub overlay: Option<PathBuf>,
     /// Override the problem file's seed.
     #[arg(long)]
     pub seed: Option<u64>,
@@ -86,6 +91,7 @@ impl SimulateArgs {
             load: self.load,
             sweep: self.sweep.clone(),
             plot: self.plot.clone(),
+            overlay: self.overlay.clone(),
             no_bound: self.no_bound,
             compare: self.compare.clone(),
             normalise: self.normalise,
@@ -145,6 +151,7 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
             &args.from_json,
             args.plot.as_deref(),
             args.timeline_plot.as_deref(),
+            args.overlay.as_deref(),
             &observer,
         );
     }

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::q_adaptive::{QAdaptive, QAdaptiveParams};
 use super::q_routing::{QRouting, QRoutingParams};
+use super::session::FeedbackAt;
 use crate::error::{Error, Result};
 use crate::routing::RoutingFunction;
 use crate::routing::config::RoutingConfig;
@@ -36,10 +37,22 @@ pub(crate) struct QConfig {
     /// Q-routing: initial estimate per hop (Q = hops to the destination x this); default the
     /// mean latency of the router-to-router links.
     pub init_hop: Option<f64>,
+    /// Q-adaptive: integer Q-values, truncated at every update (the authors' code); false.
+    pub integer_q: Option<bool>,
+    /// Q-adaptive: when a hop's feedback is sent, `arrival` (default) or `input_exit`.
+    pub feedback_at: Option<FeedbackAt>,
 }
 
 /// Fields of Q-adaptive only (Q-routing has one learning rate and no minimal bias).
-const ADAPTIVE_ONLY: [&str; 5] = ["beta", "q_thld1", "q_thld2", "init_direct", "init_other"];
+const ADAPTIVE_ONLY: [&str; 7] = [
+    "beta",
+    "q_thld1",
+    "q_thld2",
+    "init_direct",
+    "init_other",
+    "integer_q",
+    "feedback_at",
+];
 
 impl QConfig {
     fn is_set(&self, field: &str) -> bool {
@@ -53,6 +66,8 @@ impl QConfig {
             "init_other" => self.init_other.is_some(),
             "max_hops" => self.max_hops.is_some(),
             "init_hop" => self.init_hop.is_some(),
+            "integer_q" => self.integer_q.is_some(),
+            "feedback_at" => self.feedback_at.is_some(),
             _ => unreachable!("not a [routing.q] field: {field}"),
         }
     }
@@ -80,6 +95,8 @@ impl QConfig {
             q_thld2: threshold("q_thld2", self.q_thld2.unwrap_or(0.35))?,
             init_direct: init_direct as f32,
             init_other: init_other as f32,
+            integer_q: self.integer_q.unwrap_or(false),
+            feedback_at: self.feedback_at.unwrap_or_default(),
         })
     }
 

@@ -92,6 +92,9 @@ pub(crate) fn argmin(row: &[f32]) -> usize {
 pub struct Rates {
     pub alpha: f32,
     pub beta: f32,
+    /// Q-values are integers and an update truncates (the Q-adaptive authors' int64 tables:
+    /// a rise smaller than 1/beta is lost, a fall loses the fraction).
+    pub integer: bool,
 }
 
 impl Rates {
@@ -104,6 +107,9 @@ impl Rates {
         } else {
             self.beta * delta
         };
+        if self.integer {
+            *q = q.trunc();
+        }
     }
 }
 
@@ -196,6 +202,7 @@ mod tests {
         let rates = Rates {
             alpha: 0.2,
             beta: 0.04,
+            integer: false,
         };
         let mut q = 300.0;
         rates.update(&mut q, 400.0); // delta = +100: beta
@@ -203,6 +210,19 @@ mod tests {
         rates.update(&mut q, 204.0); // delta = -100: alpha
         assert!((q - 284.0).abs() < 1e-4, "{q}");
         rates.update(&mut q, 284.0);
+        assert_eq!(q, 284.0);
+        // Integer tables: +4.96 becomes +4, -19.5 becomes -19 (truncation towards zero of
+        // the new value, as an int64 assignment in C++).
+        let int = Rates {
+            integer: true,
+            ..rates
+        };
+        let mut q = 300.0;
+        int.update(&mut q, 424.0);
+        assert_eq!(q, 304.0);
+        int.update(&mut q, 206.5);
+        assert_eq!(q, 284.0);
+        int.update(&mut q, 300.0); // +0.64: lost
         assert_eq!(q, 284.0);
     }
 

@@ -33,7 +33,7 @@ use std::sync::Arc;
 use rand::Rng;
 
 use super::feedback::{QTable, Rates, argmin};
-use super::session::{Feedback, QModel, QSession};
+use super::session::{Feedback, FeedbackAt, QModel, QSession};
 use crate::error::{Error, Result};
 use crate::routing::dragonfly::{DragonflyAlgorithm, DragonflyRouting};
 use crate::routing::{
@@ -59,6 +59,10 @@ pub(crate) struct QAdaptiveParams {
     pub q_thld2: f32,
     pub init_direct: f32,
     pub init_other: f32,
+    /// Integer Q-values, truncated at every update (`routing.q.integer_q`).
+    pub integer_q: bool,
+    /// When a hop's feedback is sent (`routing.q.feedback_at`).
+    pub feedback_at: FeedbackAt,
 }
 
 /// What feeds a router's input port: the upstream router, the table column of its port, and
@@ -326,7 +330,12 @@ impl QModel for QAdaptiveModel {
         Rates {
             alpha: self.params.alpha,
             beta: self.params.beta,
+            integer: self.params.integer_q,
         }
+    }
+
+    fn feedback_at(&self) -> FeedbackAt {
+        self.params.feedback_at
     }
 
     fn route(

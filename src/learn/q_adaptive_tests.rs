@@ -33,6 +33,8 @@ fn params(epsilon: f64) -> QAdaptiveParams {
         q_thld2: 0.35,
         init_direct: 300.0,
         init_other: 330.0,
+        integer_q: false,
+        feedback_at: Default::default(),
     }
 }
 

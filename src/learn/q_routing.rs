@@ -311,6 +311,7 @@ impl QModel for QRoutingModel {
         Rates {
             alpha: self.alpha,
             beta: self.alpha,
+            integer: false,
         }
     }
 

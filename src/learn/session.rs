@@ -41,6 +41,11 @@ pub trait QModel: Debug + Send + Sync + 'static {
         out: &mut Vec<Candidate>,
     );
 
+    /// When the feedback of a hop is sent (default: at the head's arrival).
+    fn feedback_at(&self) -> FeedbackAt {
+        FeedbackAt::Arrival
+    }
+
     /// What the head of `pkt`, arriving at `router` through `in_port`, teaches the upstream
     /// router: the reverse link's latency, the upstream table entry to move, and `Q_y` (this
     /// router's estimate of the rest of the way). `None` when nothing is learned (from a
@@ -52,6 +57,18 @@ pub trait QModel: Debug + Send + Sync + 'static {
         in_port: usize,
         pkt: &PacketInfo,
     ) -> Option<Feedback>;
+}
+
+/// When a router sends a hop's feedback upstream (`[routing.q] feedback_at`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FeedbackAt {
+    /// When the head arrives, over the link back (fabricopt's reading of the paper).
+    #[default]
+    Arrival,
+    /// When the packet leaves the router's input buffer, back to the sender as a credit
+    /// goes (the Q-adaptive authors' Merlin code: the wait in the input buffer delays it).
+    InputExit,
 }
 
 /// One piece of feedback a head's arrival sends upstream (see [`QModel::feedback`]).
@@ -71,6 +88,9 @@ pub struct QSession<M: QModel> {
     updates: u64,
     /// Off (`set_learning(false)`): no exploration, no updates.
     learning: bool,
+    /// `FeedbackAt::InputExit`: per packet slot, the r measured at the head's arrival,
+    /// waiting for the packet to leave the input buffer.
+    arrival_r: Vec<f32>,
 }
 
 impl<M: QModel> QSession<M> {
@@ -80,6 +100,7 @@ impl<M: QModel> QSession<M> {
             feedback: FeedbackQueue::new(model.max_latency()),
             updates: 0,
             learning: true,
+            arrival_r: Vec::new(),
             model,
         }
     }
@@ -105,6 +126,7 @@ impl<M: QModel> RoutingSession for QSession<M> {
         SessionHooks {
             head_arrival: true,
             advance: true,
+            input_exit: self.model.feedback_at() == FeedbackAt::InputExit,
             ..SessionHooks::default()
         }
     }
@@ -136,10 +158,37 @@ impl<M: QModel> RoutingSession for QSession<M> {
         if !self.learning {
             return;
         }
+        let r = (now as u32).wrapping_sub(arrived_upstream) as f32;
+        if self.model.feedback_at() == FeedbackAt::InputExit {
+            let slot = pkt.id as usize;
+            if slot >= self.arrival_r.len() {
+                self.arrival_r.resize(slot + 1, 0.0);
+            }
+            self.arrival_r[slot] = r;
+            return;
+        }
         if let Some(f) = self.model.feedback(&self.q, router, in_port, pkt) {
-            let r = (now as u32).wrapping_sub(arrived_upstream) as f32;
             self.feedback
                 .push(now, f.latency, f.index as u32, r + f.q_y);
+        }
+    }
+
+    fn on_input_exit(
+        &mut self,
+        now: u64,
+        router: usize,
+        in_port: usize,
+        pkt: &PacketInfo,
+        back_delay: u32,
+    ) {
+        if !self.learning {
+            return;
+        }
+        // Q_y as it stands when the packet leaves, r as measured at its arrival.
+        if let Some(f) = self.model.feedback(&self.q, router, in_port, pkt) {
+            let r = self.arrival_r.get(pkt.id as usize).copied().unwrap_or(0.0);
+            self.feedback
+                .push(now, back_delay, f.index as u32, r + f.q_y);
         }
     }
 

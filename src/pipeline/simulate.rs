@@ -65,7 +65,8 @@ impl Setup {
             .base_dir
             .get_or_insert_with(|| loaded.base_dir().to_path_buf());
         routing_cfg.apply_preset(&params.preset, &topo);
-        let routing = build_routing(&routing_cfg, &topo, params.num_vcs).map_err(in_file)?;
+        let (routing, params) =
+            routing_and_params(&routing_cfg, &topo, &params).map_err(in_file)?;
         let traffic = loaded.build_traffic(&topo, &params)?;
         params.check_traffic(&traffic).map_err(in_file)?;
         if let Some(ioq) = &params.ioq {
@@ -83,8 +84,61 @@ impl Setup {
     }
 }
 
+/// The routing `cfg` built for `params`, and the parameters it runs with: with
+/// `vc_per_class` (preset `merlin` without `num_vcs`), one VC per VC class of the routing.
+pub(crate) fn routing_and_params(
+    cfg: &RoutingConfig,
+    topo: &crate::topology::Topology,
+    params: &SimParams,
+) -> crate::Result<(Box<dyn RoutingFunction>, SimParams)> {
+    let mut params = params.clone();
+    if params.vc_per_class {
+        // Built once with every VC a channel may have, to learn how many classes it uses.
+        let probe = build_routing(cfg, topo, 64)?;
+        params.num_vcs = probe.min_vcs();
+        params.validate()?;
+    }
+    let routing = build_routing(cfg, topo, params.num_vcs)?;
+    Ok((routing, params))
+}
+
+/// What a latency-load plot needs besides the points: its title (system, traffic pattern,
+/// router model) and the time a cycle stands for. Kept in the `--json` reports so that
+/// `--from-json` redraws the same plot.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
+pub struct PlotContext {
+    pub title: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ns_per_cycle: Option<f64>,
+}
+
+impl Setup {
+    /// The plot title and time unit of this setup's simulations.
+    pub fn plot_context(&self) -> PlotContext {
+        let patterns: Vec<&str> = (0..self.traffic.num_classes())
+            .map(|c| self.traffic.pattern_name(c))
+            .collect();
+        let router = match &self.params.ioq {
+            None => "input-queued router".to_string(),
+            Some(_) if self.params.preset == "merlin" => {
+                "input-output-queued router (merlin)".to_string()
+            }
+            Some(_) => "input-output-queued router".to_string(),
+        };
+        PlotContext {
+            title: format!(
+                "{} ({} terminals) · {} · {router}",
+                self.topo.name,
+                self.topo.num_terminals(),
+                patterns.join(" + ")
+            ),
+            ns_per_cycle: self.params.ns_per_cycle,
+        }
+    }
+}
+
 /// What `--normalise` divides loads and throughputs by.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Normalise {
     Injection,
@@ -100,6 +154,8 @@ pub struct SimulateOptions {
     pub sweep: Option<String>,
     /// Write a latency-vs-offered-load plot (SVG) here.
     pub plot: Option<PathBuf>,
+    /// Reference points (CSV `label,load,latency`, in the plot's units) drawn over `plot`.
+    pub overlay: Option<PathBuf>,
     /// Skip the routing throughput bound.
     pub no_bound: bool,
     /// Routings to compare (names, or `table:FILE.json`) instead of the file's.
@@ -124,6 +180,8 @@ impl SimulateOptions {
         if let Some(p) = &self.timeline_plot {
             check_output_file("--timeline-plot", p)?;
         }
+        // Read now, so that a bad file is reported before the work rather than after it.
+        read_overlay(self)?;
         Ok(())
     }
 }
@@ -146,6 +204,7 @@ pub trait SimulateObserver: Sync {
 #[derive(Clone, Debug, Serialize)]
 pub struct SimulateReport {
     pub problem: String,
+    pub plot: PlotContext,
     pub topology: String,
     pub routing: String,
     pub seed: u64,
@@ -184,6 +243,7 @@ pub struct PointReport {
 #[derive(Clone, Debug, Serialize)]
 pub struct CompareReport {
     pub problem: String,
+    pub plot: PlotContext,
     pub normalised: Option<Scale>,
     pub routings: Vec<RoutingCurve>,
     /// The simulated loads (flits per terminal per cycle), the same for every routing.
@@ -212,7 +272,7 @@ pub enum SimulateOutcome {
 }
 
 /// `--normalise`: the reference loads and throughputs are divided by.
-#[derive(Clone, Copy, Debug, Serialize)]
+#[derive(Clone, Copy, Debug, Serialize, serde::Deserialize)]
 pub struct Scale {
     pub by: Normalise,
     /// Offered and accepted throughputs are divided by this (flits per terminal per cycle,
@@ -478,12 +538,9 @@ pub fn run(
     let summary = sim::SweepSummary::of(&points);
     let name = setup.routing.name();
     if let Some(path) = &options.plot {
-        latency_plot(
-            path,
-            &format!("{} — {name}", setup.name),
-            &[(name.as_str(), &points)],
-            scale,
-        )?;
+        let overlay = read_overlay(options)?;
+        let context = setup.plot_context();
+        latency_plot(path, &context, &[(name.as_str(), &points)], scale, &overlay)?;
         observer.wrote(path);
     }
     if let Some(path) = &options.timeline_plot {
@@ -492,6 +549,7 @@ pub fn run(
     }
     Ok(SimulateOutcome::Sweep(Box::new(SimulateReport {
         problem: setup.name.clone(),
+        plot: setup.plot_context(),
         topology: setup.topo.name.clone(),
         routing: name,
         seed: setup.seed,
@@ -534,19 +592,19 @@ fn compare(
             None => RoutingConfig::new(entry.clone()),
         };
         cfg.apply_preset(&setup.params.preset, &setup.topo);
-        let routing = build_routing(&cfg, &setup.topo, setup.params.num_vcs)
+        let (routing, params) = routing_and_params(&cfg, &setup.topo, &setup.params)
             .with_context(|| format!("--compare {entry}"))?;
-        routings.push((entry, routing));
+        routings.push((entry, routing, params));
     }
-    let all: Vec<&dyn RoutingFunction> = routings.iter().map(|(_, r)| r.as_ref()).collect();
+    let all: Vec<&dyn RoutingFunction> = routings.iter().map(|(_, r, _)| r.as_ref()).collect();
     check_pretrain(options, setup, problem, &all)?;
     let mut results = Vec::new();
-    for (entry, routing) in &routings {
+    for (entry, routing, params) in &routings {
         let points = sim::sweep(
             &setup.topo,
             routing.as_ref(),
             &setup.traffic,
-            &setup.params,
+            params,
             setup.seed,
             &loads,
             &|| {},
@@ -558,7 +616,8 @@ fn compare(
         .map(|(label, points)| (label.as_str(), points.as_slice()))
         .collect();
     if let Some(path) = &options.plot {
-        latency_plot(path, &setup.name, &curves, scale)?;
+        let overlay = read_overlay(options)?;
+        latency_plot(path, &setup.plot_context(), &curves, scale, &overlay)?;
         observer.wrote(path);
     }
     if let Some(path) = &options.timeline_plot {
@@ -581,6 +640,7 @@ fn compare(
         .collect();
     Ok(CompareReport {
         problem: setup.name.clone(),
+        plot: setup.plot_context(),
         normalised: scale,
         routings,
         loads,
@@ -616,9 +676,16 @@ fn check_pretrain(
     )
 }
 
-/// The curves of an earlier report ([`SimulateReport`] or [`CompareReport`] as JSON):
-/// (routing, points).
-fn curves_from_json(path: &Path) -> Result<Vec<(String, Vec<LoadPoint>)>> {
+/// One earlier report (`SimulateReport` or `CompareReport` as JSON): its curves
+/// (routing, points), its load scale and its plot context (the problem's name as title
+/// for reports written before they carried one).
+struct EarlierReport {
+    curves: Vec<(String, Vec<LoadPoint>)>,
+    scale: Option<Scale>,
+    context: PlotContext,
+}
+
+fn report_from_json(path: &Path) -> Result<EarlierReport> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("--from-json: cannot read {}", path.display()))?;
     let v: serde_json::Value = serde_json::from_str(&text)
@@ -633,85 +700,145 @@ fn curves_from_json(path: &Path) -> Result<Vec<(String, Vec<LoadPoint>)>> {
         })?;
         Ok((name, points))
     };
-    match v.get("routings").and_then(|r| r.as_array()) {
+    let curves = match v.get("routings").and_then(|r| r.as_array()) {
         Some(list) => list
             .iter()
             .map(|r| parse(&r["routing"], &r["points"]))
-            .collect(),
-        None if v.get("points").is_some() => Ok(vec![parse(&v["routing"], &v["points"])?]),
+            .collect::<Result<Vec<_>>>()?,
+        None if v.get("points").is_some() => vec![parse(&v["routing"], &v["points"])?],
         None => bail!(
             "--from-json: {}: neither `points` nor `routings` (not a simulate --json output)",
             path.display()
         ),
-    }
+    };
+    let scale = match v.get("normalised") {
+        None | Some(serde_json::Value::Null) => None,
+        Some(s) => Some(serde_json::from_value(s.clone()).with_context(|| {
+            format!(
+                "--from-json: {}: `normalised` is not a load scale",
+                path.display()
+            )
+        })?),
+    };
+    let context = match v.get("plot") {
+        Some(c) => serde_json::from_value(c.clone()).with_context(|| {
+            format!(
+                "--from-json: {}: `plot` is not a plot context",
+                path.display()
+            )
+        })?,
+        None => PlotContext {
+            title: v["problem"].as_str().unwrap_or_default().to_string(),
+            ns_per_cycle: None,
+        },
+    };
+    Ok(EarlierReport {
+        curves,
+        scale,
+        context,
+    })
 }
 
 /// Draws `plot` and/or `timeline_plot` from the points of earlier reports (`paths`, at least
-/// one), one curve per routing, without simulating.
+/// one), one curve per routing, without simulating; the first report's title, time unit
+/// and load scale serve for all.
 pub(crate) fn replot(
     paths: &[PathBuf],
     plot: Option<&Path>,
     timeline: Option<&Path>,
+    overlay: Option<&Path>,
     observer: &dyn SimulateObserver,
 ) -> Result<()> {
-    let mut results = Vec::new();
-    for path in paths {
-        results.extend(curves_from_json(path)?);
-    }
-    let curves: Vec<(&str, &[LoadPoint])> = results
+    let reports = paths
         .iter()
+        .map(|p| report_from_json(p))
+        .collect::<Result<Vec<_>>>()?;
+    let curves: Vec<(&str, &[LoadPoint])> = reports
+        .iter()
+        .flat_map(|r| &r.curves)
         .map(|(label, points)| (label.as_str(), points.as_slice()))
         .collect();
-    let title = paths[0]
-        .file_stem()
-        .map_or(String::new(), |s| s.to_string_lossy().to_string());
     if plot.is_none() && timeline.is_none() {
         bail!("--from-json: give --plot and/or --timeline-plot");
     }
     let options = SimulateOptions {
         plot: plot.map(Path::to_path_buf),
         timeline_plot: timeline.map(Path::to_path_buf),
+        overlay: overlay.map(Path::to_path_buf),
         ..SimulateOptions::default()
     };
     options.check_outputs()?;
+    let first = &reports[0];
     if let Some(p) = plot {
-        latency_plot(p, &title, &curves, None)?;
+        let overlay = read_overlay(&options)?;
+        latency_plot(p, &first.context, &curves, first.scale, &overlay)?;
         observer.wrote(p);
     }
     if let Some(p) = timeline {
-        timeline_plot(p, &title, &curves)?;
+        timeline_plot(p, &first.context.title, &curves)?;
         observer.wrote(p);
     }
     Ok(())
 }
 
-/// Latency against offered load, one curve per routing (saturated and deadlocked points left
-/// out).
+/// The `--overlay` points, if any.
+fn read_overlay(options: &SimulateOptions) -> Result<Vec<crate::export::plot::Overlay>> {
+    match &options.overlay {
+        Some(path) => Ok(crate::export::plot::read_overlay(path)
+            .with_context(|| format!("--overlay {}", path.display()))?),
+        None => Ok(Vec::new()),
+    }
+}
+
+/// Latency against the nominal offered load, one curve per routing: x is each point's
+/// load (what the sources were asked for, in % of the normalisation when there is one),
+/// so that saturated curves do not run backwards; latency in µs when the problem says how
+/// long a cycle is; saturated, unstable and deadlocked points marked and not joined; the
+/// `--overlay` points (a paper's) drawn over them.
 fn latency_plot(
     path: &Path,
-    title: &str,
+    context: &PlotContext,
     curves: &[(&str, &[LoadPoint])],
     scale: Option<Scale>,
+    overlay: &[crate::export::plot::Overlay],
 ) -> Result<()> {
-    let factor = scale.map_or(1.0, |s| s.reference);
-    let series: Vec<Series> = curves
+    use crate::export::plot::{LoadCurve, latency_load_plot};
+    let x = |p: &LoadPoint| match scale {
+        Some(s) => 100.0 * p.load / s.load_reference,
+        None => p.load,
+    };
+    let y = |p: &LoadPoint| match context.ns_per_cycle {
+        Some(ns) => p.latency_avg * ns / 1000.0,
+        None => p.latency_avg,
+    };
+    let series: Vec<LoadCurve> = curves
         .iter()
-        .map(|(label, points)| Series {
-            label,
-            points: points
+        .map(|(label, points)| {
+            let (stable, flagged): (Vec<&LoadPoint>, Vec<&LoadPoint>) = points
                 .iter()
-                .filter(|p| p.status == sim::PointStatus::Ok)
-                .map(|p| (p.offered / factor, p.latency_avg))
-                .collect(),
+                .partition(|p| p.status == sim::PointStatus::Ok && p.stable);
+            LoadCurve {
+                label,
+                stable: stable.iter().map(|p| (x(p), y(p))).collect(),
+                flagged: flagged.iter().map(|p| (x(p), y(p))).collect(),
+            }
         })
         .collect();
-    line_plot(
-        path,
-        title,
-        &format!("offered load ({})", Scale::unit(scale)),
-        "average packet latency (cycles)",
-        &series,
-    )?;
+    let x_label = match scale {
+        Some(s) => format!(
+            "offered load (% of {})",
+            match s.by {
+                Normalise::Injection => "the injection bandwidth",
+                Normalise::Bound => "the throughput bound",
+            }
+        ),
+        None => "offered load (flits/terminal/cycle)".to_string(),
+    };
+    let y_label = match context.ns_per_cycle {
+        Some(_) => "average packet latency (µs)",
+        None => "average packet latency (cycles)",
+    };
+    latency_load_plot(path, &context.title, &x_label, y_label, &series, overlay)?;
     Ok(())
 }
 

@@ -77,15 +77,22 @@ impl RoutingConfig {
     /// as `min_adapt`), dragonfly `min` puts the global hop on the destination group's VC
     /// (`global_vc`).
     pub(crate) fn apply_preset(&mut self, preset: &str, topo: &Topology) {
-        if preset != "booksim" {
-            return;
-        }
         let mut default = |key: &str, value: &str| {
             if !self.params.contains(key) {
                 self.params.set(key, value);
             }
         };
         let algorithm = self.algorithm.clone();
+        if preset == "merlin" {
+            // The Q-adaptive authors' UGAL/PAR cost when both paths share the first port.
+            if matches!(algorithm.as_str(), "ugal_g" | "ugal_n" | "par") {
+                default("ugal_same_port", "path_vcs");
+            }
+            return;
+        }
+        if preset != "booksim" {
+            return;
+        }
         if matches!(algorithm.as_str(), "duato" | "star") {
             default("escape", "sticky");
         }

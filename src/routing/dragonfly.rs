@@ -160,6 +160,20 @@ pub(crate) struct ValiantParams {}
 pub(crate) struct UgalParams {
     pub ugal_factor: Option<f64>,
     pub ugal_bias: Option<f64>,
+    /// When the minimal and the non-minimal path leave through the same port: compare the
+    /// whole port with itself (`port`, the default: the minimal path wins) or the VCs each
+    /// path would take there (`path_vcs`, the Q-adaptive authors' Merlin code; preset
+    /// `merlin`).
+    pub ugal_same_port: Option<SamePort>,
+}
+
+/// See `UgalParams::ugal_same_port`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum SamePort {
+    #[default]
+    Port,
+    PathVcs,
 }
 
 /// Builds `min`, `val_g`, `val_n`, `ugal_g`, `ugal_n`, `par` or `ugal_booksim` (registry:
@@ -196,6 +210,7 @@ pub fn build(
     let mut rf = DragonflyRouting::new(algorithm, topo, num_vcs)?;
     rf.factor = factor;
     rf.bias = bias;
+    rf.same_port = ugal.ugal_same_port.unwrap_or_default();
     rf.global_vc = global_vc.unwrap_or_default();
     Ok(Box::new(rf))
 }
@@ -219,6 +234,7 @@ pub(crate) struct DragonflyRouting {
     /// UGAL/PAR: non-minimal iff `cost_min > factor * cost_nonmin + bias`.
     factor: f64,
     bias: f64,
+    same_port: SamePort,
     /// `min`: the class of the global hop.
     global_vc: GlobalVc,
     /// First global port (`p + a - 1`).
@@ -354,6 +370,7 @@ impl DragonflyRouting {
             g,
             num_vcs,
             factor: 2.0,
+            same_port: SamePort::Port,
             bias: algorithm.default_bias(),
             global_vc: GlobalVc::Source,
             first_global,
@@ -539,6 +556,25 @@ impl DragonflyRouting {
         (queue + Self::used(view, router, port)) as f64
     }
 
+    /// The cost of the VCs of class `class` of a port: their output buffers (an
+    /// input-output-queued router's) plus their used credits.
+    fn cost_of_class(
+        &self,
+        view: &dyn CongestionView,
+        router: usize,
+        port: usize,
+        class: usize,
+    ) -> f64 {
+        let depth = view.vc_depth();
+        self.block(class)
+            .iter()
+            .map(|vc| {
+                u64::from(view.output_queue_vc(router, port, vc))
+                    + u64::from(depth.saturating_sub(view.credits(router, port, vc)))
+            })
+            .sum::<u64>() as f64
+    }
+
     /// UGAL: non-minimal iff `cost(min port) > factor * cost(Valiant port) + bias`.
     fn decide(&self, ctx: &RouteContext, pkt: &PacketInfo, state: &mut RouteState, salt: usize) {
         let cur = ctx.router;
@@ -557,8 +593,30 @@ impl DragonflyRouting {
         }
         let min_port = self.port_to_router(cur, pkt.dst_router as usize, salt);
         let val_port = self.port_to_intermediate(cur, state, salt);
-        let cost_min = self.cost(ctx.congestion, cur, min_port);
-        let cost_val = self.cost(ctx.congestion, cur, val_port);
+        let (cost_min, cost_val) = if min_port == val_port && self.same_port == SamePort::PathVcs {
+            let mut nonmin = *state;
+            nonmin.flags |= NONMIN;
+            nonmin.phase = 0;
+            (
+                self.cost_of_class(
+                    ctx.congestion,
+                    cur,
+                    min_port,
+                    self.class(pkt, state, min_port),
+                ),
+                self.cost_of_class(
+                    ctx.congestion,
+                    cur,
+                    val_port,
+                    self.class(pkt, &nonmin, val_port),
+                ),
+            )
+        } else {
+            (
+                self.cost(ctx.congestion, cur, min_port),
+                self.cost(ctx.congestion, cur, val_port),
+            )
+        };
         if cost_min > self.factor * cost_val + self.bias {
             state.flags |= NONMIN;
             state.phase = 0;

@@ -40,6 +40,8 @@ pub struct SessionHooks {
     pub advance: bool,
     /// [`RoutingSession::take_route_delay`] after every route computation.
     pub route_delay: bool,
+    /// [`RoutingSession::on_input_exit`].
+    pub input_exit: bool,
 }
 
 /// The per-run, mutable side of a routing algorithm (see the module documentation). The
@@ -103,6 +105,19 @@ pub trait RoutingSession: Send {
         _in_port: usize,
         _pkt: &PacketInfo,
         _state: &mut RouteState,
+    ) {
+    }
+
+    /// The head of a packet (control packets included) left the input buffer of `in_port`
+    /// of `router` (into the crossbar); a message sent back to the upstream router now
+    /// arrives `back_delay` cycles later (as a credit does).
+    fn on_input_exit(
+        &mut self,
+        _now: u64,
+        _router: usize,
+        _in_port: usize,
+        _pkt: &PacketInfo,
+        _back_delay: u32,
     ) {
     }
 

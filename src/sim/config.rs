@@ -78,6 +78,8 @@ pub struct SimConfig {
     pub xbar_arb: Option<XbarArbitration>,
     pub input_latency: Option<u32>,
     pub output_latency: Option<u32>,
+    /// Nanoseconds one cycle stands for (plots then show latency in µs); preset `merlin`: 1.
+    pub ns_per_cycle: Option<f64>,
 }
 
 /// Resolved simulation parameters.
@@ -132,6 +134,14 @@ pub struct SimParams {
     /// Report latency per window of this many cycles over the whole measured run, warm-up
     /// included (how learned routing converges); 0 = no timeline.
     pub timeline_window: u64,
+    /// `num_vcs` is the routing's number of VC classes, one VC per class (preset `merlin`
+    /// without `num_vcs`: the Q-adaptive authors' configuration); `num_vcs` holds a
+    /// placeholder until the routing is built (`pipeline::simulate::routing_and_params`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub vc_per_class: bool,
+    /// Nanoseconds one cycle stands for, when the problem says (plots show µs then).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ns_per_cycle: Option<f64>,
     /// The input-output-queued router's parameters; `None` = the input-queued router
     /// (left out of the serialised form then, so that IQ configurations read as before).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -194,6 +204,8 @@ impl SimConfig {
             pretrain_runs: self.pretrain_runs.unwrap_or(0),
             freeze_after_pretrain: self.freeze_after_pretrain.unwrap_or(false),
             timeline_window: self.timeline_window.unwrap_or(0),
+            vc_per_class: merlin && self.num_vcs.is_none(),
+            ns_per_cycle: self.ns_per_cycle.or(merlin.then_some(1.0)),
             ioq,
         };
         p.validate()?;
@@ -334,6 +346,14 @@ impl SimParams {
             return Err(Error::field(
                 "simulation.freeze_after_pretrain",
                 "needs pretrain_runs >= 1 (there is nothing learned to freeze)",
+            ));
+        }
+        if p.ns_per_cycle
+            .is_some_and(|ns| !(ns.is_finite() && ns > 0.0))
+        {
+            return Err(Error::field(
+                "simulation.ns_per_cycle",
+                "must be a positive number of nanoseconds",
             ));
         }
         if p.latency_limit.is_nan() || p.latency_limit <= 0.0 {

@@ -219,6 +219,16 @@ impl Engine<'_, IoQueuedRouter> {
         // VC: the packet has left for this port and VC.
         let packet = self.router.input_front(input_vc).packet as usize;
         let info = self.packets.table[packet].info;
+        if self.routing.hooks.input_exit {
+            let in_port = at.first_port + self.ports.local_port[local] as usize;
+            self.routing.session.on_input_exit(
+                self.now,
+                at.router,
+                self.ports.local_port[local] as usize,
+                &info,
+                self.ports.links[in_port].credit_delay,
+            );
+        }
         let mut state = self.packets.table[packet].route;
         {
             let congestion = self.router.view(&self.net);
