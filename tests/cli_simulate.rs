@@ -231,11 +231,56 @@ fn simulate_normalises_loads_and_records_timelines() {
     );
     let text = std::fs::read_to_string(&svg).unwrap();
     assert!(
-        text.contains("<svg") && text.contains("@ 0.1500"),
-        "one curve per load"
+        text.contains("<svg") && text.contains("@ 15%"),
+        "one curve per load, named by its load in % of the injection bandwidth"
     );
     let err = error_line(&["simulate", "--from-json", saved.to_str().unwrap()]);
     assert!(err.contains("--plot"), "{err}");
+    // The latency-load plot redrawn with a paper's points over it: the nominal load in % of
+    // the normalisation, the title naming system, pattern and router.
+    let overlay = dir.path().join("paper.csv");
+    std::fs::write(&overlay, "label,load,latency\npaper dor,10,30\n").unwrap();
+    let plot = dir.path().join("latency.svg");
+    let out = fabricopt(&[
+        "simulate",
+        "--from-json",
+        saved.to_str().unwrap(),
+        "--plot",
+        plot.to_str().unwrap(),
+        "--overlay",
+        overlay.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&plot).unwrap();
+    for want in [
+        "paper dor",
+        "offered load (% of the injection bandwidth)",
+        "uniform",
+        "input-queued router",
+        "(cycles)",
+    ] {
+        assert!(text.contains(want), "{want}");
+    }
+    // A malformed overlay is refused, naming the file and line, before anything is drawn.
+    std::fs::write(&overlay, "label,load,latency\npaper dor,ten,30\n").unwrap();
+    let err = error_line(&[
+        "simulate",
+        &p,
+        "--load",
+        "0.05",
+        "--plot",
+        plot.to_str().unwrap(),
+        "--overlay",
+        overlay.to_str().unwrap(),
+    ]);
+    assert!(
+        err.contains("--overlay") && err.contains("line 2") && err.contains("`ten`"),
+        "{err}"
+    );
     // Against the routing throughput bound: the given load is that fraction of it.
     let v = json(&[
         "simulate",

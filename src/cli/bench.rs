@@ -11,6 +11,7 @@ use serde::Serialize;
 use super::simulate::Setup;
 use crate::problem_file::{LoadedProblem, parse_problem};
 use crate::sim::Engine;
+use crate::sim::engine::IoQueuedRouter;
 
 /// The speed cases: (name, problem file text). The files live in problems/bench/.
 pub const CASES: &[(&str, &str)] = &[
@@ -21,6 +22,10 @@ pub const CASES: &[(&str, &str)] = &[
     (
         "dragonfly1056-min-uniform-0.2",
         include_str!("../../problems/bench/dragonfly1056-min-uniform-0.2.toml"),
+    ),
+    (
+        "dragonfly1056-min-uniform-0.2-ioq",
+        include_str!("../../problems/bench/dragonfly1056-min-uniform-0.2-ioq.toml"),
     ),
 ];
 
@@ -58,15 +63,42 @@ pub fn case_setup(name: &str, text: &str) -> Result<Setup> {
     Setup::from_loaded(&LoadedProblem { path, problem })
 }
 
+/// An engine of either router model (the case's `[simulation] router`).
+pub enum BenchEngine<'a> {
+    Iq(Engine<'a>),
+    Ioq(Engine<'a, IoQueuedRouter>),
+}
+
+impl BenchEngine<'_> {
+    /// Advances one cycle.
+    pub fn step(&mut self) {
+        match self {
+            BenchEngine::Iq(e) => e.step(),
+            BenchEngine::Ioq(e) => e.step(),
+        }
+    }
+
+    /// Router-to-router flit transfers so far.
+    pub fn flit_hops(&self) -> u64 {
+        match self {
+            BenchEngine::Iq(e) => e.counters.flit_hops,
+            BenchEngine::Ioq(e) => e.counters.flit_hops,
+        }
+    }
+}
+
 /// A fresh engine for `setup`, stepped through its warm-up cycles (untimed).
-pub fn warmed_engine(setup: &Setup) -> Engine<'_> {
-    let mut engine = Engine::new(
+pub fn warmed_engine(setup: &Setup) -> BenchEngine<'_> {
+    let (topo, routing, traffic, params) = (
         &setup.topo,
         setup.routing.as_ref(),
         setup.traffic.clone(),
         setup.params.clone(),
-        setup.seed,
     );
+    let mut engine = match setup.params.ioq {
+        None => BenchEngine::Iq(Engine::new(topo, routing, traffic, params, setup.seed)),
+        Some(_) => BenchEngine::Ioq(Engine::new_ioq(topo, routing, traffic, params, setup.seed)),
+    };
     for _ in 0..setup.params.warmup_cycles {
         engine.step();
     }
@@ -83,7 +115,7 @@ pub(crate) fn run_case(name: &str, text: &str, repeat: usize) -> Result<CaseResu
     let mut samples = Vec::with_capacity(repeat);
     for _ in 0..repeat {
         let mut engine = warmed_engine(&setup);
-        let hops_before = engine.counters.flit_hops;
+        let hops_before = engine.flit_hops();
         let start = Instant::now();
         for _ in 0..cycles {
             engine.step();
@@ -91,7 +123,7 @@ pub(crate) fn run_case(name: &str, text: &str, repeat: usize) -> Result<CaseResu
         let secs = start.elapsed().as_secs_f64();
         samples.push((
             cycles as f64 / secs,
-            (engine.counters.flit_hops - hops_before) as f64 / secs,
+            (engine.flit_hops() - hops_before) as f64 / secs,
         ));
     }
     samples.sort_by(|a, b| a.0.total_cmp(&b.0));

@@ -106,8 +106,38 @@ pub(crate) struct Overlay {
     pub points: Vec<(f64, f64)>,
 }
 
+/// Ten distinct colours, dark enough on white (matplotlib's "tab10").
+const TAB10: [(u8, u8, u8); 10] = [
+    (31, 119, 180),
+    (214, 39, 40),
+    (44, 160, 44),
+    (148, 103, 189),
+    (255, 127, 14),
+    (140, 86, 75),
+    (227, 119, 194),
+    (127, 127, 127),
+    (188, 189, 34),
+    (23, 190, 207),
+];
+
+fn tab10(i: usize) -> RGBAColor {
+    let (r, g, b) = TAB10[i % TAB10.len()];
+    RGBColor(r, g, b).to_rgba()
+}
+
+/// A label reduced to its letters and digits, lower case: `Q-adaptive` and `q_adaptive`,
+/// `UGALg` and `ugal_g` match.
+fn plain(label: &str) -> String {
+    label
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
+}
+
 /// Latency against offered load into an SVG file at `path`: each curve's stable points
-/// joined, its flagged points marked and not joined, the overlay's points as triangles; the
+/// joined, its flagged points marked and not joined, the overlay's points as triangles (in
+/// the colour of the curve whose label they name after a first word such as "paper"); the
 /// latency axis is logarithmic when the latencies span more than a decade.
 pub(crate) fn latency_load_plot(
     path: &Path,
@@ -178,7 +208,7 @@ pub(crate) fn latency_load_plot(
             .draw()
             .map_err(|e| draw(&e))?;
         for (i, c) in curves.iter().enumerate() {
-            let color = Palette99::pick(i).to_rgba();
+            let color = tab10(i);
             let mut stable: Vec<(f64, f64)> = c
                 .stable
                 .iter()
@@ -213,7 +243,14 @@ pub(crate) fn latency_load_plot(
                 .legend(|(x, y)| Cross::new((x + 9, y), 5, BLACK.stroke_width(2)));
         }
         for (i, o) in overlay.iter().enumerate() {
-            let color = Palette99::pick(i).to_rgba();
+            let named = o
+                .label
+                .split_once(' ')
+                .map_or(o.label.as_str(), |(_, rest)| rest);
+            let color = curves
+                .iter()
+                .position(|c| plain(c.label) == plain(named))
+                .map_or(tab10(curves.len() + i), tab10);
             chart
                 .draw_series(
                     o.points
@@ -228,7 +265,7 @@ pub(crate) fn latency_load_plot(
         }
         chart
             .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
+            .position(SeriesLabelPosition::LowerRight)
             .background_style(WHITE.mix(0.8))
             .border_style(BLACK)
             .draw()

@@ -321,6 +321,51 @@ fn q_adaptive_feedback_waits_for_the_link_latency() {
     assert_eq!(s.q_value(0, 3, 0, 6), 330.0);
 }
 
+/// `feedback_at = "input_exit"` (the authors' code): r is measured at the head's arrival
+/// at y, but the feedback leaves when the packet leaves y's input buffer, with Q_y as it
+/// stands then, and takes the credit's way back; with `integer_q` the update truncates.
+#[test]
+fn q_adaptive_feedback_at_input_exit_waits_for_the_packet_to_leave() {
+    let t = topo();
+    let mut p = params(0.0);
+    p.feedback_at = FeedbackAt::InputExit;
+    p.integer_q = true;
+    let mut s = QSession::new(QAdaptive::new(&t, 5, p).unwrap().shared);
+    assert!(s.hooks().input_exit);
+    let pkt = packet(&t, 0, 0, 14);
+    let mut state = RouteState::default();
+    let into_4 = in_port(&t, 0, 5, 4);
+    for now in 0..=100 {
+        s.advance(now);
+    }
+    s.on_head_arrival(100, 0, 0, &pkt, &mut state);
+    for now in 101..=420 {
+        s.advance(now);
+    }
+    // r = 320 at the arrival at router 4, but nothing is sent yet.
+    s.on_head_arrival(420, 4, into_4, &pkt, &mut state);
+    assert_eq!(s.pending_feedback(), 0);
+    // Router 4's estimate changes while the packet waits in its input buffer.
+    set(&mut s, 4, 3, 0, 2, 100.0);
+    for now in 421..=500 {
+        s.advance(now);
+    }
+    // It leaves at 500; the feedback arrives 320 cycles later (output + link + input).
+    s.on_input_exit(500, 4, into_4, &pkt, 320);
+    assert_eq!(s.pending_feedback(), 1);
+    for now in 501..820 {
+        s.advance(now);
+        assert_eq!(
+            s.q_value(0, 3, 0, 5),
+            330.0,
+            "cycle {now}: still on its way"
+        );
+    }
+    s.advance(820);
+    // target = 320 + 100 = 420; delta +90, beta: 330 + 3.6 = 333.6, truncated to 333.
+    assert_eq!(s.q_value(0, 3, 0, 5), 333.0);
+}
+
 #[test]
 fn q_adaptive_no_feedback_inside_the_destination_group() {
     let t = topo();

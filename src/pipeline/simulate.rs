@@ -30,6 +30,8 @@ pub struct Setup {
     pub routing_config: RoutingConfig,
     pub traffic: Traffic,
     pub params: SimParams,
+    /// The traffic classes as plot titles name them.
+    pub traffic_label: String,
 }
 
 impl Setup {
@@ -72,7 +74,14 @@ impl Setup {
         if let Some(ioq) = &params.ioq {
             crate::sim::check_router(ioq, &topo).map_err(in_file)?;
         }
+        let traffic_label = p
+            .traffic
+            .iter()
+            .map(|t| t.label())
+            .collect::<Vec<_>>()
+            .join(" + ");
         Ok(Setup {
+            traffic_label,
             name: p.name.clone().unwrap_or_else(|| topo.name.clone()),
             seed: p.seed,
             topo,
@@ -115,9 +124,6 @@ pub struct PlotContext {
 impl Setup {
     /// The plot title and time unit of this setup's simulations.
     pub fn plot_context(&self) -> PlotContext {
-        let patterns: Vec<&str> = (0..self.traffic.num_classes())
-            .map(|c| self.traffic.pattern_name(c))
-            .collect();
         let router = match &self.params.ioq {
             None => "input-queued router".to_string(),
             Some(_) if self.params.preset == "merlin" => {
@@ -130,7 +136,7 @@ impl Setup {
                 "{} ({} terminals) · {} · {router}",
                 self.topo.name,
                 self.topo.num_terminals(),
-                patterns.join(" + ")
+                self.traffic_label
             ),
             ns_per_cycle: self.params.ns_per_cycle,
         }
@@ -544,7 +550,12 @@ pub fn run(
         observer.wrote(path);
     }
     if let Some(path) = &options.timeline_plot {
-        timeline_plot(path, &setup.name, &[(name.as_str(), &points)])?;
+        timeline_plot(
+            path,
+            &setup.plot_context(),
+            scale,
+            &[(name.as_str(), &points)],
+        )?;
         observer.wrote(path);
     }
     Ok(SimulateOutcome::Sweep(Box::new(SimulateReport {
@@ -621,7 +632,7 @@ fn compare(
         observer.wrote(path);
     }
     if let Some(path) = &options.timeline_plot {
-        timeline_plot(path, &setup.name, &curves)?;
+        timeline_plot(path, &setup.plot_context(), scale, &curves)?;
         observer.wrote(path);
     }
     let routings = results
@@ -775,7 +786,7 @@ pub(crate) fn replot(
         observer.wrote(p);
     }
     if let Some(p) = timeline {
-        timeline_plot(p, &first.context.title, &curves)?;
+        timeline_plot(p, &first.context, first.scale, &curves)?;
         observer.wrote(p);
     }
     Ok(())
@@ -843,16 +854,27 @@ fn latency_plot(
 }
 
 /// Average latency per timeline window against time, one curve per routing and load point.
-fn timeline_plot(path: &Path, title: &str, curves: &[(&str, &[LoadPoint])]) -> Result<()> {
+fn timeline_plot(
+    path: &Path,
+    context: &PlotContext,
+    scale: Option<Scale>,
+    curves: &[(&str, &[LoadPoint])],
+) -> Result<()> {
     let labels: Vec<String> = curves
         .iter()
         .flat_map(|(label, points)| {
-            points.iter().map(move |p| match points.len() {
-                1 => label.to_string(),
-                _ => format!("{label} @ {:.4}", p.load),
+            points.iter().map(move |p| match (points.len(), scale) {
+                (1, _) => label.to_string(),
+                (_, Some(s)) => format!("{label} @ {:.0}%", 100.0 * p.load / s.load_reference),
+                (_, None) => format!("{label} @ {:.4}", p.load),
             })
         })
         .collect();
+    // Microseconds when the problem says how long a cycle is.
+    let (unit, time) = match context.ns_per_cycle {
+        Some(ns) => ("µs", ns / 1000.0),
+        None => ("cycles", 1.0),
+    };
     let series: Vec<Series> = curves
         .iter()
         .flat_map(|(_, points)| points.iter())
@@ -862,15 +884,15 @@ fn timeline_plot(path: &Path, title: &str, curves: &[(&str, &[LoadPoint])]) -> R
             points: p
                 .timeline
                 .iter()
-                .map(|w| (w.start as f64, w.latency_avg))
+                .map(|w| (w.start as f64 * time, w.latency_avg * time))
                 .collect(),
         })
         .collect();
     line_plot(
         path,
-        title,
-        "time (cycles; window start)",
-        "average latency of the packets delivered in the window (cycles)",
+        &context.title,
+        &format!("time ({unit}; window start)"),
+        &format!("average latency of the packets delivered in the window ({unit})"),
         &series,
     )?;
     Ok(())

@@ -355,6 +355,29 @@ fn check_mean_period(field: &str, value: Option<f64>) -> Result<f64> {
 }
 
 impl TrafficConfig {
+    /// The class as plot titles name it: its `name`, else its pattern (or injection, for
+    /// `alltoall`) with the pattern's own parameters (`adv (shift = 1)`).
+    pub(crate) fn label(&self) -> String {
+        if let Some(name) = &self.name {
+            return name.clone();
+        }
+        let base = self
+            .pattern
+            .clone()
+            .or_else(|| self.injection.clone())
+            .unwrap_or_default();
+        let params: Vec<String> = self
+            .params
+            .keys()
+            .filter_map(|k| self.params.get(k).map(|v| format!("{k} = {v}")))
+            .collect();
+        if params.is_empty() {
+            base
+        } else {
+            format!("{base} ({})", params.join(", "))
+        }
+    }
+
     /// Validates the table on its own (everything that does not need the topology).
     pub(crate) fn resolve(&self) -> Result<ClassSpec> {
         let injection_name = self.injection.as_deref().unwrap_or("bernoulli");

@@ -246,6 +246,7 @@ impl Traffic {
     }
 
     /// The pattern name (`alltoall` for an all-to-all class).
+    #[cfg(test)]
     pub(crate) fn pattern_name(&self, class: usize) -> &str {
         &self.classes[class].spec.pattern_name
     }
