@@ -254,3 +254,56 @@ fn zero_load_latency_of_the_1056_node_dragonfly_is_the_derivation() {
     // Group 5 is reached through one global link: l-g-l for most, l-g or g-l for some.
     assert!(seen[3] > 0 && seen[2] > 0, "{seen:?}");
 }
+
+/// Options of the Q-adaptive authors' code: `feedback_at = "input_exit"` needs the router that
+/// reports packets leaving their input buffers, and is refused by name on the other; the
+/// IOQ parameters are refused on the input-queued router, and a packet larger than the
+/// output buffer is refused when the problem is read.
+#[test]
+fn router_options_that_cannot_work_are_refused_by_name() {
+    let problem = |q: &str, sim: &str, size: u32| {
+        format!(
+            "[topology]\nkind = \"dragonfly\"\np = 2\n[routing]\nalgorithm = \"q_adaptive\"\n\
+             [routing.q]\n{q}\n[[traffic]]\npattern = \"uniform\"\nload = 0.1\n\
+             packet_size = {size}\n[simulation]\n{sim}\n"
+        )
+    };
+    let setup = |text: String| {
+        let loaded = fabricopt::problem_file::LoadedProblem {
+            path: "p.toml".into(),
+            problem: fabricopt::problem_file::parse_problem(&text).unwrap(),
+        };
+        fabricopt::cli::simulate::Setup::from_loaded(&loaded).map(|_| ())
+    };
+    let err = setup(problem("feedback_at = \"input_exit\"", "num_vcs = 5", 1))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("routing.q.feedback_at") && err.contains("router = \"ioq\""),
+        "{err}"
+    );
+    // (Preset merlin's 3.2-cycle crossbar would be slower than these 1-cycle links.)
+    assert!(
+        setup(problem(
+            "feedback_at = \"input_exit\"",
+            "router = \"ioq\"\nnum_vcs = 5",
+            1
+        ))
+        .is_ok()
+    );
+    let err = setup(problem("", "num_vcs = 5\noutput_depth = 4", 1))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("simulation.output_depth"), "{err}");
+    let err = setup(problem(
+        "",
+        "router = \"ioq\"\nnum_vcs = 5\nvc_depth = 30\noutput_depth = 4",
+        8,
+    ))
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("simulation.output_depth") && err.contains("up to 8 flits"),
+        "{err}"
+    );
+}

@@ -80,6 +80,13 @@ pub struct SimulateArgs {
     /// `simulate --json` outputs (with or without `--compare`), one curve per routing.
     #[arg(long, value_delimiter = ',', value_name = "FILE.json,...")]
     pub from_json: Vec<PathBuf>,
+    /// With `--from-json`: the plot title (default: the first report's).
+    #[arg(long, requires = "from_json")]
+    pub title: Option<String>,
+    /// With `--from-json`: nanoseconds per cycle, to draw latency in µs (default: the first
+    /// report's `simulation.ns_per_cycle`, if any).
+    #[arg(long, value_name = "NS", requires = "from_json")]
+    pub ns_per_cycle: Option<f64>,
     /// Exit 0 even when a load point deadlocks (the deadlock is still reported).
     #[arg(long)]
     pub allow_deadlock: bool,
@@ -149,9 +156,13 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
     if !args.from_json.is_empty() {
         return pipeline::replot(
             &args.from_json,
-            args.plot.as_deref(),
-            args.timeline_plot.as_deref(),
-            args.overlay.as_deref(),
+            &pipeline::ReplotOptions {
+                plot: args.plot.clone(),
+                timeline_plot: args.timeline_plot.clone(),
+                overlay: args.overlay.clone(),
+                title: args.title.clone(),
+                ns_per_cycle: args.ns_per_cycle,
+            },
             &observer,
         );
     }

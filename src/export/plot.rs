@@ -168,7 +168,8 @@ pub(crate) fn latency_load_plot(
         y0 = y0.min(y);
         y1 = y1.max(y);
     }
-    // A log axis (plotted as log10) once the latencies span more than a decade.
+    // A log axis (plotted as log10, labelled at the powers of ten) once the latencies span
+    // more than a decade.
     let log = y1 / y0 > 10.0;
     let ty = |y: f64| if log { y.log10() } else { y };
     let (ty0, ty1) = if log {
@@ -177,16 +178,31 @@ pub(crate) fn latency_load_plot(
         (0.0, y1 * 1.05)
     };
     let px = if x1 > x0 { (x1 - x0) * 0.05 } else { 1.0 };
+    // The colour of each overlay: that of the curve it names after its first word.
+    let overlay_colour = |i: usize, o: &Overlay| {
+        let named = o
+            .label
+            .split_once(' ')
+            .map_or(o.label.as_str(), |(_, rest)| rest);
+        curves
+            .iter()
+            .position(|c| plain(c.label) == plain(named))
+            .map_or(tab10(curves.len() + i), tab10)
+    };
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (800, 560)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, (1080, 560)).into_drawing_area();
         let draw = |e: &dyn std::fmt::Display| Error::File {
             path: path.to_path_buf(),
             reason: format!("drawing failed: {e}"),
         };
         root.fill(&WHITE).map_err(|e| draw(&e))?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 17))
+        let root = root
+            .titled(title, ("sans-serif", 17))
+            .map_err(|e| draw(&e))?;
+        // The chart on the left, its legend beside it (never over the points).
+        let (plot_area, legend_area) = root.split_horizontally(800);
+        let mut chart = ChartBuilder::on(&plot_area)
             .margin(15)
             .x_label_area_size(45)
             .y_label_area_size(70)
@@ -200,13 +216,14 @@ pub(crate) fn latency_load_plot(
                 format!("{v}")
             }
         };
-        chart
-            .configure_mesh()
-            .x_desc(x_label)
+        let mut mesh = chart.configure_mesh();
+        mesh.x_desc(x_label)
             .y_desc(y_label)
-            .y_label_formatter(&y_format)
-            .draw()
-            .map_err(|e| draw(&e))?;
+            .y_label_formatter(&y_format);
+        if log {
+            mesh.y_labels((ty1 - ty0) as usize + 1);
+        }
+        mesh.draw().map_err(|e| draw(&e))?;
         for (i, c) in curves.iter().enumerate() {
             let color = tab10(i);
             let mut stable: Vec<(f64, f64)> = c
@@ -219,9 +236,7 @@ pub(crate) fn latency_load_plot(
             stable.sort_by(|a, b| a.0.total_cmp(&b.0));
             chart
                 .draw_series(LineSeries::new(stable.clone(), color.stroke_width(2)))
-                .map_err(|e| draw(&e))?
-                .label(c.label)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color));
+                .map_err(|e| draw(&e))?;
             chart
                 .draw_series(stable.iter().map(|&p| Circle::new(p, 3, color.filled())))
                 .map_err(|e| draw(&e))?;
@@ -235,22 +250,8 @@ pub(crate) fn latency_load_plot(
                 )
                 .map_err(|e| draw(&e))?;
         }
-        if curves.iter().any(|c| !c.flagged.is_empty()) {
-            chart
-                .draw_series(std::iter::empty::<Cross<(f64, f64), i32>>())
-                .map_err(|e| draw(&e))?
-                .label("x: saturated, unstable or deadlocked (not joined)")
-                .legend(|(x, y)| Cross::new((x + 9, y), 5, BLACK.stroke_width(2)));
-        }
         for (i, o) in overlay.iter().enumerate() {
-            let named = o
-                .label
-                .split_once(' ')
-                .map_or(o.label.as_str(), |(_, rest)| rest);
-            let color = curves
-                .iter()
-                .position(|c| plain(c.label) == plain(named))
-                .map_or(tab10(curves.len() + i), tab10);
+            let color = overlay_colour(i, o);
             chart
                 .draw_series(
                     o.points
@@ -259,17 +260,57 @@ pub(crate) fn latency_load_plot(
                         .filter(finite)
                         .map(|(x, y)| TriangleMarker::new((x, ty(y)), 6, color.filled())),
                 )
-                .map_err(|e| draw(&e))?
-                .label(o.label.as_str())
-                .legend(move |(x, y)| TriangleMarker::new((x + 9, y), 6, color.filled()));
+                .map_err(|e| draw(&e))?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .draw()
-            .map_err(|e| draw(&e))?;
+        // The legend: one row per curve, the flagged-point marker, one row per overlay.
+        let font = ("sans-serif", 13).into_font();
+        let row = |k: usize| 30 + 22 * k as i32;
+        let mut k = 0;
+        for (i, c) in curves.iter().enumerate() {
+            let (color, y) = (tab10(i), row(k));
+            legend_area
+                .draw(&PathElement::new(
+                    vec![(5, y), (29, y)],
+                    color.stroke_width(2),
+                ))
+                .map_err(|e| draw(&e))?;
+            legend_area
+                .draw(&Circle::new((17, y), 3, color.filled()))
+                .map_err(|e| draw(&e))?;
+            legend_area
+                .draw(&Text::new(c.label.to_string(), (38, y - 7), font.clone()))
+                .map_err(|e| draw(&e))?;
+            k += 1;
+        }
+        if curves.iter().any(|c| !c.flagged.is_empty()) {
+            let y = row(k);
+            legend_area
+                .draw(&Cross::new((17, y), 5, BLACK.stroke_width(2)))
+                .map_err(|e| draw(&e))?;
+            for (n, line) in ["saturated, unstable or", "deadlocked (not joined)"]
+                .iter()
+                .enumerate()
+            {
+                legend_area
+                    .draw(&Text::new(
+                        line.to_string(),
+                        (38, y - 7 + 15 * n as i32),
+                        font.clone(),
+                    ))
+                    .map_err(|e| draw(&e))?;
+            }
+            k += 2;
+        }
+        for (i, o) in overlay.iter().enumerate() {
+            let (color, y) = (overlay_colour(i, o), row(k));
+            legend_area
+                .draw(&TriangleMarker::new((17, y), 6, color.filled()))
+                .map_err(|e| draw(&e))?;
+            legend_area
+                .draw(&Text::new(o.label.clone(), (38, y - 7), font.clone()))
+                .map_err(|e| draw(&e))?;
+            k += 1;
+        }
         root.present().map_err(|e| draw(&e))?;
     }
     crate::files::write_atomically(path, svg.as_bytes())

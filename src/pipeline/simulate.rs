@@ -108,6 +108,19 @@ pub(crate) fn routing_and_params(
         params.validate()?;
     }
     let routing = build_routing(cfg, topo, params.num_vcs)?;
+    // Only the input-output-queued router reports a packet leaving its input buffer (the
+    // input-queued one would never send such feedback, and its hot path stays as it was).
+    if params.ioq.is_none()
+        && crate::sim::engine::default_session(routing.as_ref(), 0)
+            .hooks()
+            .input_exit
+    {
+        return Err(crate::Error::field(
+            "routing.q.feedback_at",
+            "\"input_exit\" needs [simulation] router = \"ioq\" (the input-queued router \
+             does not report packets leaving its input buffers)",
+        ));
+    }
     Ok((routing, params))
 }
 
@@ -703,7 +716,11 @@ fn report_from_json(path: &Path) -> Result<EarlierReport> {
         .with_context(|| format!("--from-json: {} is not JSON", path.display()))?;
     let parse = |routing: &serde_json::Value, points: &serde_json::Value| -> Result<_> {
         let name = routing.as_str().unwrap_or("routing").to_string();
-        let points: Vec<LoadPoint> = serde_json::from_value(points.clone()).with_context(|| {
+        let mut points = points.clone();
+        for point in points.as_array_mut().into_iter().flatten() {
+            complete_old_point(point);
+        }
+        let points: Vec<LoadPoint> = serde_json::from_value(points).with_context(|| {
             format!(
                 "--from-json: {}: `points` are not simulate points",
                 path.display()
@@ -724,12 +741,21 @@ fn report_from_json(path: &Path) -> Result<EarlierReport> {
     };
     let scale = match v.get("normalised") {
         None | Some(serde_json::Value::Null) => None,
-        Some(s) => Some(serde_json::from_value(s.clone()).with_context(|| {
-            format!(
-                "--from-json: {}: `normalised` is not a load scale",
-                path.display()
-            )
-        })?),
+        Some(s) => {
+            // Reports written before `load_reference` existed used `reference` for loads too.
+            let mut s = s.clone();
+            if let Some(reference) = s.get("reference").cloned()
+                && let Some(map) = s.as_object_mut()
+            {
+                map.entry("load_reference").or_insert(reference);
+            }
+            Some(serde_json::from_value(s).with_context(|| {
+                format!(
+                    "--from-json: {}: `normalised` is not a load scale",
+                    path.display()
+                )
+            })?)
+        }
     };
     let context = match v.get("plot") {
         Some(c) => serde_json::from_value(c.clone()).with_context(|| {
@@ -750,16 +776,63 @@ fn report_from_json(path: &Path) -> Result<EarlierReport> {
     })
 }
 
+/// What `simulate --from-json` draws, and what it overrides of the reports' plot context.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ReplotOptions {
+    pub(crate) plot: Option<PathBuf>,
+    pub(crate) timeline_plot: Option<PathBuf>,
+    pub(crate) overlay: Option<PathBuf>,
+    pub(crate) title: Option<String>,
+    pub(crate) ns_per_cycle: Option<f64>,
+}
+
+/// A point of a report written before points carried `status` and `stable`: both derived
+/// from what it does carry, as the simulator derives them (`sim::simulate_point`).
+fn complete_old_point(point: &mut serde_json::Value) {
+    let Some(map) = point.as_object_mut() else {
+        return;
+    };
+    if !map.contains_key("status") {
+        let status = if map.get("deadlock").is_some_and(|d| !d.is_null()) {
+            "deadlock"
+        } else if map.get("saturated").and_then(|s| s.as_bool()) == Some(true) {
+            "saturated"
+        } else {
+            "ok"
+        };
+        map.insert("status".into(), status.into());
+    }
+    if !map.contains_key("stable") {
+        let number = |key: &str| map.get(key).and_then(|v| v.as_f64()).unwrap_or(0.0);
+        // Without `dropped` (bounded source queues refused packets unseen), what the sources
+        // were asked for is at least the nominal load.
+        let asked = match map.get("dropped") {
+            Some(_) => number("offered") + number("dropped"),
+            None => number("offered").max(number("load")),
+        };
+        let stable = map["status"] == "ok" && number("accepted") >= sim::STABLE_ACCEPTED * asked;
+        map.insert("stable".into(), stable.into());
+    }
+}
+
 /// Draws `plot` and/or `timeline_plot` from the points of earlier reports (`paths`, at least
 /// one), one curve per routing, without simulating; the first report's title, time unit
-/// and load scale serve for all.
+/// and load scale serve for all, unless the options give them.
 pub(crate) fn replot(
     paths: &[PathBuf],
-    plot: Option<&Path>,
-    timeline: Option<&Path>,
-    overlay: Option<&Path>,
+    replot: &ReplotOptions,
     observer: &dyn SimulateObserver,
 ) -> Result<()> {
+    let (plot, timeline, overlay) = (
+        replot.plot.as_deref(),
+        replot.timeline_plot.as_deref(),
+        replot.overlay.as_deref(),
+    );
+    if let Some(ns) = replot.ns_per_cycle
+        && !(ns.is_finite() && ns > 0.0)
+    {
+        bail!("--ns-per-cycle: must be a positive number of nanoseconds (got {ns})");
+    }
     let reports = paths
         .iter()
         .map(|p| report_from_json(p))
@@ -780,13 +853,20 @@ pub(crate) fn replot(
     };
     options.check_outputs()?;
     let first = &reports[0];
+    let context = PlotContext {
+        title: replot
+            .title
+            .clone()
+            .unwrap_or_else(|| first.context.title.clone()),
+        ns_per_cycle: replot.ns_per_cycle.or(first.context.ns_per_cycle),
+    };
     if let Some(p) = plot {
         let overlay = read_overlay(&options)?;
-        latency_plot(p, &first.context, &curves, first.scale, &overlay)?;
+        latency_plot(p, &context, &curves, first.scale, &overlay)?;
         observer.wrote(p);
     }
     if let Some(p) = timeline {
-        timeline_plot(p, &first.context, first.scale, &curves)?;
+        timeline_plot(p, &context, first.scale, &curves)?;
         observer.wrote(p);
     }
     Ok(())

@@ -110,7 +110,8 @@ pub trait RoutingSession: Send {
 
     /// The head of a packet (control packets included) left the input buffer of `in_port`
     /// of `router` (into the crossbar); a message sent back to the upstream router now
-    /// arrives `back_delay` cycles later (as a credit does).
+    /// arrives `back_delay` cycles later (as a credit does). Reported by the
+    /// input-output-queued router only.
     fn on_input_exit(
         &mut self,
         _now: u64,

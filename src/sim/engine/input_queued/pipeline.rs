@@ -233,25 +233,6 @@ impl Engine<'_, InputQueuedRouter> {
         })
     }
 
-    /// Tells the routing session that the head of `packet` left the input buffer.
-    #[inline(never)]
-    fn head_left_input(
-        &mut self,
-        at: &RouterLayout,
-        local_input_vc: usize,
-        packet: u32,
-        back_delay: u32,
-    ) {
-        let info = self.packets.info(packet);
-        self.routing.session.on_input_exit(
-            self.now,
-            at.router,
-            self.ports.local_port[local_input_vc] as usize,
-            &info,
-            back_delay,
-        );
-    }
-
     /// Moves the front flit of input VC `local_input_vc` of router `at` through the crossbar
     /// onto its output channel.
     #[inline(always)]
@@ -280,9 +261,6 @@ impl Engine<'_, InputQueuedRouter> {
         // Credit back to whoever feeds this input VC.
         let in_port = at.first_port + self.ports.local_port[local_input_vc] as usize;
         let input = self.ports.links[in_port];
-        if self.routing.hooks.input_exit && flit.index() == 0 {
-            self.head_left_input(at, local_input_vc, flit.packet, input.credit_delay);
-        }
         self.channels.send_credit(
             now + u64::from(input.credit_delay),
             input.credit_counter + self.ports.local_vc[local_input_vc],
