@@ -226,4 +226,13 @@ fn ugal_and_par_on_a_dragonfly() {
         let r = routing(&t, vcs, algorithm, None);
         no_deadlock_at_both_loads(&t, r.as_ref(), vcs, &format!("dragonfly:p=2 {algorithm}"));
     }
+    // The Q-adaptive authors' VCs for minimal paths (preset "merlin"): still monotone.
+    for (algorithm, vcs) in [("ugal_g", 3), ("ugal_n", 4), ("par", 5)] {
+        let cfg = RoutingConfig::new(algorithm)
+            .with("ugal_vcs", "merlin")
+            .with("ugal_same_port", "path_vcs");
+        let r = build_routing(&cfg, &t, vcs).unwrap();
+        let name = format!("dragonfly:p=2 {algorithm} (ugal_vcs = merlin)");
+        no_deadlock_at_both_loads(&t, r.as_ref(), vcs, &name);
+    }
 }

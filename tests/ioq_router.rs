@@ -61,6 +61,9 @@ const NETWORKS: &[(&str, &str)] = &[
     ("dragonfly:p=2", "ugal_g"),
     ("dragonfly:p=2", "ugal_n"),
     ("dragonfly:p=2", "par"),
+    ("dragonfly:p=2", "ugal_g+merlin"),
+    ("dragonfly:p=2", "ugal_n+merlin"),
+    ("dragonfly:p=2", "par+merlin"),
     ("dragonfly:p=2", "q_adaptive"),
     ("jellyfish:routers=8,degree=3", "updown"),
     ("jellyfish:routers=10,degree=4", "dfsssp"),
@@ -92,7 +95,13 @@ proptest! {
     ) {
         let (spec, algorithm) = NETWORKS[network];
         let t = topo(spec);
-        let routing_config = RoutingConfig::new(algorithm);
+        // `+merlin`: the UGAL options preset "merlin" sets (the authors' VCs and cost).
+        let routing_config = match algorithm.strip_suffix("+merlin") {
+            Some(name) => RoutingConfig::new(name)
+                .with("ugal_vcs", "merlin")
+                .with("ugal_same_port", "path_vcs"),
+            None => RoutingConfig::new(algorithm),
+        };
         let probe = build_routing(&routing_config, &t, 8).unwrap();
         let vcs = probe.min_vcs() + extra_vcs;
         let routing = build_routing(&routing_config, &t, vcs).unwrap();

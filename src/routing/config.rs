@@ -88,6 +88,10 @@ impl RoutingConfig {
             if matches!(algorithm.as_str(), "ugal_g" | "ugal_n" | "par") {
                 default("ugal_same_port", "path_vcs");
             }
+            // And their VCs of a minimal path (one VC per class, as they run).
+            if matches!(algorithm.as_str(), "ugal_g" | "ugal_n" | "par") {
+                default("ugal_vcs", "merlin");
+            }
             return;
         }
         if preset != "booksim" {

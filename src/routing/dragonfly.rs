@@ -165,6 +165,21 @@ pub(crate) struct UgalParams {
     /// path would take there (`path_vcs`, the Q-adaptive authors' Merlin code; preset
     /// `merlin`).
     pub ugal_same_port: Option<SamePort>,
+    /// `ugal_g`, `ugal_n`, `par`: the VC classes of the source-group hops: as every path's
+    /// first leg (`first`, the default), or the Q-adaptive authors' Merlin code's (`merlin`:
+    /// UGALg's minimal path on VCs 1 then 2, UGALn's on 2 then 3; PAR's minimal path on 0,
+    /// then 3 for its global hop, then 4, a non-minimal one on 1 in the source group; preset
+    /// `merlin`). Classes never decrease along a path either way.
+    pub ugal_vcs: Option<UgalVcs>,
+}
+
+/// See `UgalParams::ugal_vcs`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum UgalVcs {
+    #[default]
+    First,
+    Merlin,
 }
 
 /// See `UgalParams::ugal_same_port`.
@@ -211,6 +226,7 @@ pub fn build(
     rf.factor = factor;
     rf.bias = bias;
     rf.same_port = ugal.ugal_same_port.unwrap_or_default();
+    rf.ugal_vcs = ugal.ugal_vcs.unwrap_or_default();
     rf.global_vc = global_vc.unwrap_or_default();
     Ok(Box::new(rf))
 }
@@ -235,6 +251,7 @@ pub(crate) struct DragonflyRouting {
     factor: f64,
     bias: f64,
     same_port: SamePort,
+    ugal_vcs: UgalVcs,
     /// `min`: the class of the global hop.
     global_vc: GlobalVc,
     /// First global port (`p + a - 1`).
@@ -371,6 +388,7 @@ impl DragonflyRouting {
             num_vcs,
             factor: 2.0,
             same_port: SamePort::Port,
+            ugal_vcs: UgalVcs::First,
             bias: algorithm.default_bias(),
             global_vc: GlobalVc::Source,
             first_global,
@@ -650,6 +668,21 @@ impl DragonflyRouting {
                     2
                 } else {
                     1
+                }
+            }
+            DragonflyAlgorithm::UgalG if self.ugal_vcs == UgalVcs::Merlin && !nonmin => {
+                usize::from(gh > 0) + 1
+            }
+            DragonflyAlgorithm::UgalN if self.ugal_vcs == UgalVcs::Merlin && !nonmin => {
+                usize::from(gh > 0) + 2
+            }
+            // The authors' PAR: the source group on 1 once non-minimal, a minimal path's hop
+            // after the first (its global hop) on 3, the rest as below.
+            DragonflyAlgorithm::Par if self.ugal_vcs == UgalVcs::Merlin && gh == 0 => {
+                match (nonmin, state.hops) {
+                    (true, _) => 1,
+                    (false, 0) => 0,
+                    (false, _) => 3,
                 }
             }
             DragonflyAlgorithm::ValG | DragonflyAlgorithm::UgalG => match gh {
