@@ -265,6 +265,22 @@ fn simulate_normalises_loads_and_records_timelines() {
     ] {
         assert!(text.contains(want), "{want}");
     }
+    // The same routing in two reports is one curve (its points joined), one legend entry.
+    let both = format!("{},{}", saved.display(), saved.display());
+    let out = fabricopt(&[
+        "simulate",
+        "--from-json",
+        &both,
+        "--plot",
+        plot.to_str().unwrap(),
+    ]);
+    assert!(out.status.success());
+    let text = std::fs::read_to_string(&plot).unwrap();
+    assert_eq!(
+        text.matches(">\ndor\n</text>").count(),
+        1,
+        "one legend entry"
+    );
     // A malformed overlay is refused, naming the file and line, before anything is drawn.
     std::fs::write(&overlay, "label,load,latency\npaper dor,ten,30\n").unwrap();
     let err = error_line(&[

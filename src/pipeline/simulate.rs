@@ -816,8 +816,8 @@ fn complete_old_point(point: &mut serde_json::Value) {
 }
 
 /// Draws `plot` and/or `timeline_plot` from the points of earlier reports (`paths`, at least
-/// one), one curve per routing, without simulating; the first report's title, time unit
-/// and load scale serve for all, unless the options give them.
+/// one), one curve per routing (joined across reports), without simulating; the first
+/// report's title, time unit and load scale serve for all, unless the options give them.
 pub(crate) fn replot(
     paths: &[PathBuf],
     replot: &ReplotOptions,
@@ -837,9 +837,20 @@ pub(crate) fn replot(
         .iter()
         .map(|p| report_from_json(p))
         .collect::<Result<Vec<_>>>()?;
-    let curves: Vec<(&str, &[LoadPoint])> = reports
+    // One curve per routing: the points of a routing found in several reports (a sweep
+    // extended by a later run) are joined, in load order.
+    let mut merged: Vec<(String, Vec<LoadPoint>)> = Vec::new();
+    for (label, points) in reports.iter().flat_map(|r| &r.curves) {
+        match merged.iter_mut().find(|(l, _)| l == label) {
+            Some((_, all)) => all.extend(points.iter().cloned()),
+            None => merged.push((label.clone(), points.clone())),
+        }
+    }
+    for (_, points) in &mut merged {
+        points.sort_by(|a, b| a.load.total_cmp(&b.load));
+    }
+    let curves: Vec<(&str, &[LoadPoint])> = merged
         .iter()
-        .flat_map(|r| &r.curves)
         .map(|(label, points)| (label.as_str(), points.as_slice()))
         .collect();
     if plot.is_none() && timeline.is_none() {
