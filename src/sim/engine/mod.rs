@@ -157,6 +157,79 @@ struct Routing<'a> {
     candidates: Vec<Candidate>,
 }
 
+impl Routing<'_> {
+    /// Calls the routing function for the head of `packet` at local input VC
+    /// `local_input_vc` of router `at`, under the model's `congestion` view: the candidates
+    /// are left in `self.candidates`, the packet's routing state is updated. Every router
+    /// model routes through here.
+    #[allow(clippy::too_many_arguments)] // the engine's parts the call needs, borrowed apart
+    #[inline(always)]
+    fn route_head(
+        &mut self,
+        now: u64,
+        ports: &Ports,
+        packets: &mut Packets,
+        at: &RouterLayout,
+        local_input_vc: usize,
+        packet: u32,
+        congestion: &dyn crate::routing::CongestionView,
+    ) {
+        self.candidates.clear();
+        let info = packets.info(packet);
+        let mut state = packets.table[packet as usize].route;
+        let ctx = RouteContext {
+            router: at.router,
+            in_port: ports.local_port[local_input_vc] as usize,
+            in_vc: ports.local_vc[local_input_vc] as usize,
+            congestion,
+        };
+        self.session.route(
+            now,
+            &ctx,
+            &info,
+            &mut state,
+            &mut self.rng,
+            &mut self.candidates,
+        );
+        packets.table[packet as usize].route = state;
+    }
+
+    /// The head of `packet` at local input VC `local_input_vc` of router `at` was given VC
+    /// `vc` of candidate `chosen` (global port `output_port`): the session learns the hop
+    /// (`on_forward`) and, towards a router, the packet counts one more hop (the routing
+    /// function saw the hops taken before this router).
+    #[allow(clippy::too_many_arguments)] // as `route_head`
+    #[inline(always)]
+    fn forwarded(
+        &mut self,
+        now: u64,
+        ports: &Ports,
+        packets: &mut Packets,
+        at: &RouterLayout,
+        local_input_vc: usize,
+        packet: u32,
+        chosen: Candidate,
+        vc: usize,
+        congestion: &dyn crate::routing::CongestionView,
+    ) {
+        let info = packets.info(packet);
+        let mut state = packets.table[packet as usize].route;
+        let ctx = RouteContext {
+            router: at.router,
+            in_port: ports.local_port[local_input_vc] as usize,
+            in_vc: ports.local_vc[local_input_vc] as usize,
+            congestion,
+        };
+        self.session
+            .on_forward(now, &ctx, &info, chosen, vc, &mut state);
+        let output_port = at.first_port + chosen.port as usize;
+        if !ports.links[output_port].ejection {
+            state.hops += 1;
+        }
+        packets.table[packet as usize].route = state;
+    }
+}
+
 /// The routers that hold flits: the only ones visited in a cycle.
 struct ActiveRouters {
     list: Vec<u32>,

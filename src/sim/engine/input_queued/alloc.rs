@@ -163,22 +163,17 @@ impl Engine<'_, InputQueuedRouter> {
         let vcs = &self.router.input_vcs;
         let chosen = vcs.candidate_table[input_vc * vcs.candidate_stride + candidate];
         let congestion = self.router.view(&self.net);
-        let ctx = RouteContext {
-            router: at.router,
-            in_port: self.ports.local_port[local_input_vc] as usize,
-            in_vc: self.ports.local_vc[local_input_vc] as usize,
-            congestion: &congestion,
-        };
-        let mut state = self.packets.table[packet].route;
-        self.routing
-            .session
-            .on_forward(self.now, &ctx, &info, chosen, vc, &mut state);
-        // The head will cross a router-to-router channel: one more hop taken (the routing
-        // function saw the hops taken before this router).
-        if !self.ports.links[output_port].ejection {
-            state.hops += 1;
-        }
-        self.packets.table[packet].route = state;
+        self.routing.forwarded(
+            self.now,
+            &self.ports,
+            &mut self.packets,
+            at,
+            local_input_vc,
+            packet as u32,
+            chosen,
+            vc,
+            &congestion,
+        );
     }
 
     /// Switch allocation among the input VCs of router `at` that request the switch, then

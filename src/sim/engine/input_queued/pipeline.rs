@@ -108,27 +108,16 @@ impl Engine<'_, InputQueuedRouter> {
             0,
             "a packet's first flit reached an idle VC mid-packet"
         );
-        self.routing.candidates.clear();
-        let info = self.packets.info(flit.packet);
-        let mut state = self.packets.table[flit.packet as usize].route;
-        {
-            let congestion = self.router.view(&self.net);
-            let ctx = RouteContext {
-                router: at.router,
-                in_port: self.ports.local_port[local_input_vc] as usize,
-                in_vc: self.ports.local_vc[local_input_vc] as usize,
-                congestion: &congestion,
-            };
-            self.routing.session.route(
-                self.now,
-                &ctx,
-                &info,
-                &mut state,
-                &mut self.routing.rng,
-                &mut self.routing.candidates,
-            );
-        }
-        self.packets.table[flit.packet as usize].route = state;
+        let congestion = self.router.view(&self.net);
+        self.routing.route_head(
+            self.now,
+            &self.ports,
+            &mut self.packets,
+            at,
+            local_input_vc,
+            flit.packet,
+            &congestion,
+        );
         self.router
             .input_vcs
             .store_candidates(input_vc, &self.routing.candidates);

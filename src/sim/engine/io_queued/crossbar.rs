@@ -38,27 +38,16 @@ impl Engine<'_, IoQueuedRouter> {
             0,
             "a packet's first flit reached an idle VC mid-packet"
         );
-        self.routing.candidates.clear();
-        let info = self.packets.info(flit.packet);
-        let mut state = self.packets.table[flit.packet as usize].route;
-        {
-            let congestion = self.router.view(&self.net);
-            let ctx = RouteContext {
-                router: at.router,
-                in_port: self.ports.local_port[local_input_vc] as usize,
-                in_vc: self.ports.local_vc[local_input_vc] as usize,
-                congestion: &congestion,
-            };
-            self.routing.session.route(
-                self.now,
-                &ctx,
-                &info,
-                &mut state,
-                &mut self.routing.rng,
-                &mut self.routing.candidates,
-            );
-        }
-        self.packets.table[flit.packet as usize].route = state;
+        let congestion = self.router.view(&self.net);
+        self.routing.route_head(
+            self.now,
+            &self.ports,
+            &mut self.packets,
+            at,
+            local_input_vc,
+            flit.packet,
+            &congestion,
+        );
         let candidates = std::mem::take(&mut self.routing.candidates);
         self.router.store_candidates(input_vc, &candidates);
         self.routing.candidates = candidates;
@@ -229,23 +218,18 @@ impl Engine<'_, IoQueuedRouter> {
                 self.ports.links[in_port].credit_delay,
             );
         }
-        let mut state = self.packets.table[packet].route;
-        {
-            let congestion = self.router.view(&self.net);
-            let ctx = RouteContext {
-                router: at.router,
-                in_port: self.ports.local_port[local] as usize,
-                in_vc: self.ports.local_vc[local] as usize,
-                congestion: &congestion,
-            };
-            self.routing
-                .session
-                .on_forward(self.now, &ctx, &info, chosen, vc, &mut state);
-        }
-        if !self.ports.links[out_port].ejection {
-            state.hops += 1;
-        }
-        self.packets.table[packet].route = state;
+        let congestion = self.router.view(&self.net);
+        self.routing.forwarded(
+            self.now,
+            &self.ports,
+            &mut self.packets,
+            at,
+            local,
+            packet as u32,
+            chosen,
+            vc,
+            &congestion,
+        );
         self.cross_flit(at, input_vc, tick);
     }
 
