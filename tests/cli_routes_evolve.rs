@@ -25,14 +25,26 @@ fn evolve_transpose_reports_loads_bounds_and_exports() {
     ]);
     let load = v["max_channel_load"].as_f64().unwrap();
     let dor = v["baseline_max_channel_load"].as_f64().unwrap();
-    let bound = v["bound"].as_f64().unwrap();
+    let bound = v["candidate_bound"].as_f64().unwrap();
+    let unit = 64.0 / 56.0;
     // DOR puts 4 transpose flows on one channel: 4 x 64/56 per unit load.
-    assert!((dor - 4.0 * 64.0 / 56.0).abs() < 1e-9, "{dor}");
+    assert!((dor - 4.0 * unit).abs() < 1e-9, "{dor}");
     assert!(load < dor, "{load} vs DOR {dor}");
     assert!(bound <= load + 1e-9 && bound > 0.0, "{bound} vs {load}");
-    assert_eq!(v["bound_kind"], "exact");
-    assert!(v["bound_lp_relaxation"].as_f64().unwrap() <= bound + 1e-9);
-    assert!(v["routing_bound"].as_f64().unwrap() <= bound + 1e-9);
+    assert_eq!(v["candidate_bound_kind"], "exact");
+    assert!(v["candidate_bound_lp_relaxation"].as_f64().unwrap() <= bound + 1e-9);
+    // Over all routings the LP optimum is 1 flow per channel (the x <-> z cut is full), and
+    // 2 whole flows: the candidates include the LP's paths, so the candidate bound meets it
+    // and the table reaches it.
+    let routing = v["routing_bound"].as_f64().unwrap();
+    assert!((v["routing_bound_lp_relaxation"].as_f64().unwrap() - unit).abs() < 1e-6);
+    assert_eq!(v["routing_bound_kind"], "exact");
+    // (Both LPs are solved to about 1e-8.)
+    assert!(routing <= bound * (1.0 + 1e-6), "{routing} vs {bound}");
+    assert!((v["fraction_of_bound"].as_f64().unwrap() - routing / load).abs() < 1e-12);
+    assert!(v["lp_candidates_added"].as_u64().unwrap() > 0);
+    assert_eq!(v["trained_pairs"], 56);
+    assert_eq!(v["untrained_pairs"], 64 * 63 - 56);
     assert!(v["deadlock_free_alone"].is_boolean());
     // The evolved table is simulated and does not saturate where DOR does (load 0.2).
     assert_eq!(v["simulated"][0]["saturated"], false);
@@ -188,8 +200,8 @@ fn evolve_sizes_resume_fingerprint_and_help() {
     let e = sized("dragonfly.toml", "kind = \"dragonfly\"\np = 13");
     assert!(
         e.contains(
-            "dragonfly.toml: topology: 8814 routers are too many for an evolved table: 77677782 \
-             router pairs with 8 candidate path(s) each are 621422256 paths (at most 16777216)"
+            "dragonfly.toml: topology: 8814 routers are too many for an evolved table: its 77677782 \
+             router pairs need at least 77677782 candidate paths (at most 16777216)"
         ),
         "{e}"
     );

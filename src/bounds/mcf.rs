@@ -58,7 +58,7 @@ impl Ord for Item {
 
 /// Shortest-path tree from `s` under `len`: distances, the channel into each router
 /// (`usize::MAX` for the source and unreached routers), and routers in settling order.
-fn dijkstra(net: &Network, len: &[f64], s: usize) -> (Vec<f64>, Vec<usize>, Vec<usize>) {
+pub(super) fn dijkstra(net: &Network, len: &[f64], s: usize) -> (Vec<f64>, Vec<usize>, Vec<usize>) {
     let mut dist = vec![f64::INFINITY; net.n];
     let mut parent = vec![usize::MAX; net.n];
     let mut done = vec![false; net.n];
@@ -105,7 +105,11 @@ fn tree_flow(
 }
 
 /// Certified lower bound on the optimum max load from lengths `len` (see the module doc).
-fn dual_bound(net: &Network, len: &[f64], sources: &[(usize, Vec<(usize, f64)>)]) -> f64 {
+pub(super) fn dual_bound(
+    net: &Network,
+    len: &[f64],
+    sources: &[(usize, Vec<(usize, f64)>)],
+) -> f64 {
     let per_source: Vec<f64> = sources
         .par_iter()
         .map(|(s, dests)| {

@@ -11,6 +11,7 @@
 //! Units: a [`RouterDemand`] is in flits per cycle; channel load is flits per cycle divided by
 //! the channel's bandwidth (utilisation), exactly as in [`crate::routing::table::load`].
 
+mod colgen;
 mod lp;
 mod mcf;
 #[cfg(test)]
@@ -24,6 +25,7 @@ use crate::routing::table::{CandidateSet, pair_of};
 use crate::topology::Topology;
 use crate::topology::model::Endpoint;
 
+pub(crate) use colgen::{ColumnGenOptions, ColumnGeneration, column_generation};
 pub(crate) use lp::{LpSolver, candidate_bound_with, routing_bound_exact};
 pub(crate) use mcf::{ApproxOptions, routing_bound_approx};
 
@@ -85,14 +87,59 @@ pub(crate) fn candidate_bound(
     candidate_bound_with(topo, cands, demand, LpSolver::default())
 }
 
-/// Min-congestion routing over all paths: the exact LP up to [`EXACT_ROUTER_LIMIT`] routers,
-/// the approximation (default [`ApproxOptions`]) above.
+/// Largest number of router pairs with demand for which [`routing_bound`] uses column
+/// generation above [`EXACT_ROUTER_LIMIT`] routers: its master LP has a few columns per pair,
+/// so beyond this (dense patterns on large networks) the Garg–Könemann approximation is used.
+pub(crate) const COLGEN_PAIR_LIMIT: usize = 50_000;
+
+/// Min-congestion routing over all paths: the exact LP up to [`EXACT_ROUTER_LIMIT`] routers;
+/// above it column generation (certified within 0.1%, [`ColumnGenOptions`]) when at most
+/// [`COLGEN_PAIR_LIMIT`] pairs have demand, else the Garg–Könemann approximation.
 pub fn routing_bound(topo: &Topology, demand: &RouterDemand) -> Result<Bound> {
     if topo.num_routers() <= EXACT_ROUTER_LIMIT {
         routing_bound_exact(topo, demand, LpSolver::default())
+    } else if demand_pairs(demand) <= COLGEN_PAIR_LIMIT {
+        let cg = column_generation(topo, demand, None, &ColumnGenOptions::default())?;
+        tighten(topo, demand, cg.bound, cg.upper)
     } else {
         routing_bound_approx(topo, demand, &ApproxOptions::default())
     }
+}
+
+/// Above this certified gap a column-generation bound is combined with the Garg–Könemann
+/// approximation (the larger lower bound, the smaller achievable load).
+const COMBINE_GAP: f64 = 0.05;
+
+/// `bound` (lower) with the achievable `upper`, tightened by the Garg–Könemann approximation
+/// when their gap exceeds [`COMBINE_GAP`]: both ends of both methods are certified.
+pub(crate) fn tighten(
+    topo: &Topology,
+    demand: &RouterDemand,
+    bound: Bound,
+    upper: f64,
+) -> Result<Bound> {
+    if upper <= bound.max_load * (1.0 + COMBINE_GAP) {
+        return Ok(bound);
+    }
+    let gk = routing_bound_approx(topo, demand, &ApproxOptions::default())?;
+    let gk_upper = match gk.kind {
+        BoundKind::Approximate { gap } => gk.max_load * (1.0 + gap),
+        BoundKind::Exact => gk.max_load,
+    };
+    let lower = bound.max_load.max(gk.max_load);
+    let upper = upper.min(gk_upper);
+    Ok(Bound::new(
+        lower,
+        BoundKind::Approximate {
+            gap: (upper / lower - 1.0).max(0.0),
+        },
+        format!("best of {} and {}", bound.method, gk.method),
+    ))
+}
+
+/// Router pairs with positive demand.
+pub(crate) fn demand_pairs(demand: &RouterDemand) -> usize {
+    demand.demand.iter().filter(|&&d| d > 0.0).count()
 }
 
 /// Largest utilisation of a terminal channel (injection: a terminal's row sum, ejection: its
@@ -122,6 +169,8 @@ struct Chan {
     to: usize,
     /// Flits per cycle.
     cap: f64,
+    /// The topology's channel index (`2 * link + direction`).
+    channel: usize,
 }
 
 /// The directed router graph the flow problems run on: network channels only (terminal
@@ -148,6 +197,7 @@ impl Network {
                     from: a,
                     to: b,
                     cap: topo.links[c / 2].params.bandwidth,
+                    channel: c,
                 });
             }
         }

@@ -88,20 +88,33 @@ fn print_text(r: &EvolveReport) -> Result<()> {
     )?;
     writeln!(
         out,
-        "lower bound over the candidate paths: {:.4} ({}, {}; LP relaxation {:.4}); evolved table at {:.1}% of it",
-        r.bound,
-        r.bound_kind,
-        r.bound_method,
-        r.bound_lp_relaxation,
-        100.0 * r.bound / r.max_channel_load
+        "{} of {} router pairs carry training traffic; the others keep their DOR path; {} \
+         candidate paths came from the optimal fractional routing",
+        r.trained_pairs,
+        r.trained_pairs + r.untrained_pairs,
+        r.lp_candidates_added
     )?;
+    let gap = match r.routing_bound_gap {
+        Some(g) => format!(", optimum within {:.2}% above it", 100.0 * g),
+        None => String::new(),
+    };
     writeln!(
         out,
-        "lower bound over all single-path routings: {:.4} ({}, {}; LP relaxation {:.4})",
+        "lower bound over all routings: {:.4} ({}, {}{gap}; LP {:.4}); evolved table at {:.1}% of it",
         r.routing_bound,
         r.routing_bound_kind,
         r.routing_bound_method,
-        r.routing_bound_lp_relaxation
+        r.routing_bound_lp_relaxation,
+        100.0 * r.fraction_of_bound
+    )?;
+    writeln!(
+        out,
+        "lower bound over the candidate paths only: {:.4} ({}, {}; LP {:.4}); evolved table at {:.1}% of it",
+        r.candidate_bound,
+        r.candidate_bound_kind,
+        r.candidate_bound_method,
+        r.candidate_bound_lp_relaxation,
+        100.0 * r.fraction_of_candidate_bound
     )?;
     match &r.dependency_cycle {
         None => writeln!(

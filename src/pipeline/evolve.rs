@@ -10,19 +10,22 @@ use serde::Serialize;
 use serde_json::json;
 
 use super::check_output_dir;
-use crate::bounds::{Bound, BoundKind, candidate_bound, routing_bound, single_path_bound};
+use crate::bounds::{
+    Bound, BoundKind, COLGEN_PAIR_LIMIT, ColumnGenOptions, ColumnGeneration, EXACT_ROUTER_LIMIT,
+    candidate_bound, column_generation, demand_pairs, routing_bound, single_path_bound,
+};
 use crate::export::routes::{RoutesFormat, write_routes};
 use crate::problem_file::LoadedProblem;
 use crate::registry::routing::build_routing;
 use crate::routing::RoutingFunction;
-use crate::routing::table::candidates::{CandidateOptions, MAX_BITS, generate_candidates};
+use crate::routing::table::candidates::{CandidateOptions, MAX_BITS, generate_candidates_for};
 use crate::routing::table::io::TableMetadata;
 use crate::routing::table::load::RouterDemand;
 use crate::routing::table::route::{TableClasses, TableMode, TableRouting};
-use crate::routing::table::{CandidateSet, RoutingTable};
+use crate::routing::table::{CandidateSet, RouterPath, RoutingTable};
 use crate::search::algorithms::ga;
 use crate::search::problems::routing_tables::{
-    Aggregate, RoutingTableProblem, check_table_search_size,
+    Aggregate, RoutingTableProblem, check_table_search_size, normalised_demands, trained_pairs,
 };
 use crate::search::{AlgorithmName, RunSettings, SearchProblem, Termination, run, run_seed};
 use crate::sim::{SimParams, simulate_point};
@@ -62,6 +65,15 @@ pub(crate) struct EvolveReport {
     /// `destination-based` or `candidate paths`.
     pub genome: &'static str,
     pub candidates_per_pair: usize,
+    /// Router pairs with training demand (one gene each for a candidate-path genome); every
+    /// other pair keeps its DOR path.
+    pub trained_pairs: usize,
+    pub untrained_pairs: usize,
+    /// Candidate paths added from the optimal fractional routing (column generation), and
+    /// what the column generation did per training pattern (empty for destination-based
+    /// genomes, or when a pattern has too many pairs for it).
+    pub lp_candidates_added: usize,
+    pub column_generation: Vec<ColumnGenerationReport>,
     /// The best table's max channel load, combined and per pattern.
     pub max_channel_load: f64,
     pub max_channel_load_per_pattern: Vec<f64>,
@@ -70,19 +82,30 @@ pub(crate) struct EvolveReport {
     /// The same for the DOR table.
     pub baseline_max_channel_load: f64,
     pub baseline_max_channel_load_per_pattern: Vec<f64>,
-    /// Lower bound on the max channel load of any single-path table over the candidate paths,
-    /// its kind (`exact` / `approximate`), method and LP relaxation.
-    pub bound: f64,
-    pub bound_kind: &'static str,
-    pub bound_method: String,
-    pub bound_lp_relaxation: f64,
-    /// `bound / max_channel_load`.
-    pub fraction_of_bound: f64,
-    /// The same bound over all single-path routings.
+    /// Lower bound on the max channel load of any single-path table over the candidate paths
+    /// (the LP relaxation rounded up to whole flows when flows are equal), its kind, method
+    /// and LP relaxation. Narrower than `routing_bound`: it says how well the GA chose among
+    /// its candidates, not how good the table is.
+    pub candidate_bound: f64,
+    pub candidate_bound_kind: &'static str,
+    pub candidate_bound_method: String,
+    pub candidate_bound_lp_relaxation: f64,
+    /// `candidate_bound / max_channel_load`.
+    pub fraction_of_candidate_bound: f64,
+    /// Lower bound on the max channel load of any single-path routing whatsoever (the
+    /// min-congestion LP over all paths, rounded up to whole flows when flows are equal).
     pub routing_bound: f64,
+    /// `exact`, or `approximate` with `routing_bound_gap`: the optimum of the LP lies in
+    /// `[lp_relaxation, lp_relaxation * (1 + gap)]`.
     pub routing_bound_kind: &'static str,
+    pub routing_bound_gap: Option<f64>,
     pub routing_bound_method: String,
     pub routing_bound_lp_relaxation: f64,
+    /// `routing_bound / max_channel_load`: how close the table is to the best any routing
+    /// could do (with an approximate bound, at least this close).
+    pub fraction_of_bound: f64,
+    /// Wall-clock seconds of the bounds and the column generation.
+    pub bounds_seconds: f64,
     /// Whether the best table alone (one VC) has acyclic channel dependencies; if not, the
     /// channels of one dependency cycle.
     pub deadlock_free_alone: bool,
@@ -99,6 +122,18 @@ pub(crate) struct EvolveReport {
     pub history: Vec<HistoryPoint>,
     /// The files of the best table.
     pub exports: Vec<String>,
+}
+
+/// The column generation of one training pattern.
+#[derive(Clone, Debug, Serialize)]
+pub(crate) struct ColumnGenerationReport {
+    pub rounds: usize,
+    pub paths: usize,
+    /// Certified lower bound and achievable fractional load (per unit load), and their gap.
+    pub lower: f64,
+    pub upper: f64,
+    pub gap: f64,
+    pub seconds: f64,
 }
 
 /// The best fitness (max channel load) after a generation.
@@ -176,6 +211,38 @@ fn combine(bounds: &[Bound], aggregate: Aggregate) -> (f64, bool, String) {
     (value, exact, bounds[0].method.clone())
 }
 
+/// Puts each pair's paths of the optimal fractional routings (largest share first, over the
+/// patterns) right after its DOR candidate, ahead of the generated ones. Returns how many
+/// paths were new and, per pair, the candidate index of its largest-share path (the seed
+/// genome's choice).
+fn add_lp_candidates(
+    cands: &mut CandidateSet,
+    colgen: &[Option<ColumnGeneration>],
+) -> (usize, std::collections::HashMap<usize, u8>) {
+    let mut preferred: std::collections::BTreeMap<usize, Vec<(f64, RouterPath)>> =
+        Default::default();
+    for cg in colgen.iter().flatten() {
+        for (pair, paths) in &cg.paths {
+            let list = preferred.entry(*pair).or_default();
+            list.extend(paths.iter().map(|p| (p.share, p.path.clone())));
+        }
+    }
+    let mut added = 0;
+    let mut seed = std::collections::HashMap::new();
+    for (pair, mut list) in preferred {
+        list.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let paths: Vec<RouterPath> = list.into_iter().map(|(_, p)| p).collect();
+        added += cands.prefer(pair, &paths);
+        if let Some(k) = paths
+            .first()
+            .and_then(|top| cands.paths[pair].iter().position(|p| p == top))
+        {
+            seed.insert(pair, k as u8);
+        }
+    }
+    (added, seed)
+}
+
 /// Evolves a table for `loaded` (its seed already final) as `options` say; writes the
 /// checkpoint and the best table's exports, and returns the report.
 pub(crate) fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Result<EvolveReport> {
@@ -196,14 +263,15 @@ pub(crate) fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Res
     }
     let ga_options = cfg.ga_options().map_err(in_file)?;
     let topo = loaded.build_topology()?;
-    // Out-of-range bits are reported by the candidate generator, naming the field.
-    check_table_search_size(&topo, cfg.bits.min(MAX_BITS)).map_err(in_file)?;
     if p.traffic.is_empty() {
         bail!(
             "{}: traffic: at least one [[traffic]] table (the training pattern) is required",
             path.display()
         );
     }
+    // Every pair has at least its DOR path: refused before the traffic is read if even that
+    // is too many; checked again below with the training pairs' candidates.
+    check_table_search_size(&topo, cfg.bits.min(MAX_BITS), 0).map_err(in_file)?;
     let params = p.simulation.resolve().map_err(in_file)?;
     let traffic = loaded.build_traffic(&topo, &params)?;
     let memory = crate::sim::machine_memory();
@@ -218,10 +286,16 @@ pub(crate) fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Res
     if let Some(memory) = memory {
         crate::sim::check_memory(&topo, &params, 1, memory).map_err(in_file)?;
     }
-    let demands: Vec<RouterDemand> = (0..p.traffic.len())
-        .map(|c| RouterDemand::from_terminal_matrix(&topo, &traffic.traffic_matrix(c)))
-        .collect();
-    let cands: CandidateSet = generate_candidates(
+    let demands: Vec<RouterDemand> = normalised_demands(
+        &topo,
+        (0..p.traffic.len())
+            .map(|c| RouterDemand::from_terminal_matrix(&topo, &traffic.traffic_matrix(c)))
+            .collect(),
+    );
+    let trained = trained_pairs(&demands);
+    let trained_count = trained.iter().filter(|&&t| t).count();
+    check_table_search_size(&topo, cfg.bits.min(MAX_BITS), trained_count).map_err(in_file)?;
+    let mut cands: CandidateSet = generate_candidates_for(
         &topo,
         &CandidateOptions {
             bits: cfg.bits,
@@ -230,12 +304,45 @@ pub(crate) fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Res
             yen_k: 1 << cfg.bits,
             ..CandidateOptions::default()
         },
+        Some(&trained),
     )
     .map_err(in_file)?;
+    let bounds_start = std::time::Instant::now();
+    // The paths of an optimal fractional routing, per pattern: they become candidates (so the
+    // candidates can reach the all-routings optimum) and the pattern's all-routings bound.
+    let colgen: Vec<Option<ColumnGeneration>> = if cfg.destination_based {
+        vec![None; demands.len()]
+    } else {
+        demands
+            .iter()
+            .map(|d| {
+                (demand_pairs(d) <= COLGEN_PAIR_LIMIT)
+                    .then(|| {
+                        column_generation(&topo, d, Some(&cands), &ColumnGenOptions::default())
+                    })
+                    .transpose()
+            })
+            .collect::<crate::Result<_>>()
+            .map_err(in_file)?
+    };
+    let mut colgen_seconds = bounds_start.elapsed().as_secs_f64();
+    let (lp_candidates_added, seed_choice) = add_lp_candidates(&mut cands, &colgen);
     let problem = if cfg.destination_based {
         RoutingTableProblem::destination_based(topo.clone(), demands, cfg.operators())
     } else {
-        RoutingTableProblem::with_candidates(topo.clone(), cands.clone(), demands, cfg.operators())
+        let problem = RoutingTableProblem::with_candidates(
+            topo.clone(),
+            cands.clone(),
+            demands,
+            cfg.operators(),
+        )?;
+        // Seed the population with the largest share of each pair in the LP optimum.
+        let genes = problem.gene_pairs().unwrap_or_default();
+        let seed: Vec<u8> = genes
+            .iter()
+            .map(|pair| seed_choice.get(pair).copied().unwrap_or(0))
+            .collect();
+        problem.with_seed_genome(seed)
     }
     .map_err(in_file)?;
     crate::search::config::check_population_memory(
@@ -329,6 +436,7 @@ pub(crate) fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Res
     let best_load = cfg.aggregate.apply(&best_loads);
     let dor_load = cfg.aggregate.apply(&dor_loads);
 
+    let bounds_start = std::time::Instant::now();
     let cand_bounds: Vec<Bound> = problem
         .demands()
         .iter()
@@ -338,9 +446,18 @@ pub(crate) fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Res
     let all_bounds: Vec<Bound> = problem
         .demands()
         .iter()
-        .map(|d| routing_bound(&topo, d))
+        .zip(&colgen)
+        .map(|(d, cg)| match cg {
+            // The exact edge LP where it is cheap; the column generation's certified bound
+            // where it ran; otherwise `routing_bound` picks.
+            Some(cg) if topo.num_routers() > EXACT_ROUTER_LIMIT => {
+                crate::bounds::tighten(&topo, d, cg.bound.clone(), cg.upper)
+            }
+            _ => routing_bound(&topo, d),
+        })
         .collect::<crate::Result<_>>()
         .map_err(in_file)?;
+    colgen_seconds += bounds_start.elapsed().as_secs_f64();
     let (lp_bound, _, _) = combine(&cand_bounds, cfg.aggregate);
     let (any_lp_bound, _, _) = combine(&all_bounds, cfg.aggregate);
     let round = |bounds: &[Bound]| -> Vec<Bound> {
@@ -352,6 +469,13 @@ pub(crate) fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Res
     };
     let (bound, bound_exact, bound_method) = combine(&round(&cand_bounds), cfg.aggregate);
     let (any_bound, any_exact, any_method) = combine(&round(&all_bounds), cfg.aggregate);
+    let any_gap = all_bounds
+        .iter()
+        .filter_map(|b| match b.kind {
+            BoundKind::Approximate { gap } => Some(gap),
+            BoundKind::Exact => None,
+        })
+        .reduce(f64::max);
 
     let mut baseline_cfg = p
         .routing
@@ -382,7 +506,8 @@ pub(crate) fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Res
         ("seed", json!(p.seed)),
         ("max_channel_load", json!(best_load)),
         ("dor_max_channel_load", json!(dor_load)),
-        ("bound", json!(bound)),
+        ("candidate_bound", json!(bound)),
+        ("routing_bound", json!(any_bound)),
         ("vc_classes", json!(format!("{classes:?}"))),
     ] {
         meta.metadata.insert(k.into(), v);
@@ -411,20 +536,41 @@ pub(crate) fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Res
             "candidate paths"
         },
         candidates_per_pair: cands.per_pair(),
+        trained_pairs: trained_count,
+        untrained_pairs: trained.len() - trained_count,
+        lp_candidates_added,
+        column_generation: colgen
+            .iter()
+            .flatten()
+            .map(|cg| ColumnGenerationReport {
+                rounds: cg.rounds,
+                paths: cg.columns,
+                lower: cg.bound.max_load,
+                upper: cg.upper,
+                gap: match cg.bound.kind {
+                    BoundKind::Approximate { gap } => gap,
+                    BoundKind::Exact => 0.0,
+                },
+                seconds: cg.seconds,
+            })
+            .collect(),
         max_channel_load: best_load,
         max_channel_load_per_pattern: best_loads,
         throughput_bound: 1.0 / best_load,
         baseline_max_channel_load: dor_load,
         baseline_max_channel_load_per_pattern: dor_loads,
-        bound,
-        bound_kind: kind(bound_exact),
-        bound_method,
-        bound_lp_relaxation: lp_bound,
-        fraction_of_bound: bound / best_load,
+        candidate_bound: bound,
+        candidate_bound_kind: kind(bound_exact),
+        candidate_bound_method: bound_method,
+        candidate_bound_lp_relaxation: lp_bound,
+        fraction_of_candidate_bound: bound / best_load,
         routing_bound: any_bound,
         routing_bound_kind: kind(any_exact),
+        routing_bound_gap: any_gap,
         routing_bound_method: any_method,
         routing_bound_lp_relaxation: any_lp_bound,
+        fraction_of_bound: any_bound / best_load,
+        bounds_seconds: colgen_seconds,
         deadlock_free_alone: cycle.is_none(),
         dependency_cycle: cycle.map(|c| c.iter().map(|vc| vc.channel).collect()),
         simulated_loads: loads,

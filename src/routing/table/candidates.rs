@@ -74,6 +74,18 @@ pub(crate) fn candidate_paths(num_routers: usize, bits: u32) -> usize {
 /// Builds the candidate set of `topo`. Fails on invalid options, a topology too large for the
 /// set, or a router pair with no path.
 pub fn generate_candidates(topo: &Topology, opts: &CandidateOptions) -> Result<CandidateSet> {
+    generate_candidates_for(topo, opts, None)
+}
+
+/// Like [`generate_candidates`], but only the pairs marked in `full` (indexed by
+/// [`pair_index`](super::pair_index)) get all 2^bits candidates; every other pair gets its
+/// DOR path alone. A routing-table search gives genes to the pairs its training traffic uses
+/// and leaves the rest on DOR, so the set grows with the training pairs, not with n².
+pub fn generate_candidates_for(
+    topo: &Topology,
+    opts: &CandidateOptions,
+    full: Option<&[bool]>,
+) -> Result<CandidateSet> {
     if !(1..=MAX_BITS).contains(&opts.bits) {
         return Err(Error::field(
             "candidates.bits",
@@ -82,7 +94,21 @@ pub fn generate_candidates(topo: &Topology, opts: &CandidateOptions) -> Result<C
     }
     let n = topo.num_routers();
     let pairs = n.saturating_mul(n.saturating_sub(1));
-    let paths = candidate_paths(n, opts.bits);
+    let paths = match full {
+        Some(full) => {
+            let trained = full.iter().filter(|&&f| f).count();
+            (pairs - trained).saturating_add(trained << opts.bits)
+        }
+        None => candidate_paths(n, opts.bits),
+    };
+    if let Some(full) = full
+        && full.len() != pairs
+    {
+        return Err(Error::field(
+            "candidates",
+            format!("{} pair marks for {n} routers ({pairs} pairs)", full.len()),
+        ));
+    }
     if paths > MAX_PATHS {
         return Err(Error::field(
             "candidates.bits",
@@ -99,7 +125,10 @@ pub fn generate_candidates(topo: &Topology, opts: &CandidateOptions) -> Result<C
         .map(|s| {
             (0..n)
                 .filter(|&d| d != s)
-                .map(|d| generator.pair(s, d))
+                .map(|d| {
+                    let wanted = full.is_none_or(|f| f[super::pair_index(n, s, d)]);
+                    generator.pair(s, d, wanted)
+                })
                 .collect::<Result<Vec<_>>>()
         })
         .collect::<Result<_>>()?;
@@ -233,7 +262,7 @@ impl<'a> Generator<'a> {
     }
 
     /// The candidates of one pair.
-    fn pair(&self, s: usize, d: usize) -> Result<(Vec<RouterPath>, Vec<PathOrigin>)> {
+    fn pair(&self, s: usize, d: usize, full: bool) -> Result<(Vec<RouterPath>, Vec<PathOrigin>)> {
         if self.dist(s, d) == UNREACHED {
             return Err(Error::field(
                 "topology",
@@ -249,6 +278,9 @@ impl<'a> Generator<'a> {
         let mut paths: Vec<RouterPath> = Vec::with_capacity(self.per_pair);
         let mut origins = Vec::with_capacity(self.per_pair);
         let mut push = |paths: &mut Vec<RouterPath>, p: RouterPath, o: PathOrigin| {
+            // A walk that revisits a router (a Valiant detour through its own start, say)
+            // gives its loop-free core: a table path never revisits a router.
+            let p = p.without_loops();
             if paths.len() < self.per_pair && !paths.contains(&p) {
                 paths.push(p);
                 origins.push(o);
@@ -261,6 +293,9 @@ impl<'a> Generator<'a> {
             .and_then(|w| self.walk(w, s, d, u64::from(self.walk_id(s, d))))
             .unwrap_or_else(|| self.first_shortest(s, d));
         push(&mut paths, dor, PathOrigin::Dor);
+        if !full {
+            return Ok((paths, origins));
+        }
 
         let need = self.per_pair - paths.len();
         for p in self.minimal_paths(s, d, need, &paths, &mut rng) {

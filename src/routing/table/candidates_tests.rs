@@ -14,6 +14,8 @@ fn rank(o: PathOrigin) -> u8 {
         PathOrigin::Yen => 2,
         PathOrigin::Classical => 3,
         PathOrigin::Duplicate => 4,
+        // Generated sets never contain LP paths (the search adds them).
+        PathOrigin::Lp => 5,
     }
 }
 

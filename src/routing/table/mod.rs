@@ -81,6 +81,30 @@ impl RouterPath {
         Ok(())
     }
 
+    /// The path with every loop cut out (the first visit of a router jumps to the last),
+    /// so that no router appears twice. Never longer, and never on a channel the original
+    /// does not use.
+    pub fn without_loops(mut self) -> RouterPath {
+        let mut i = 0;
+        while i < self.routers.len() {
+            if let Some(j) = self.routers.iter().rposition(|&r| r == self.routers[i])
+                && j > i
+            {
+                self.routers.drain(i + 1..=j);
+                self.ports.drain(i..j);
+            }
+            i += 1;
+        }
+        self
+    }
+
+    /// Whether some router appears twice.
+    pub fn revisits(&self) -> bool {
+        let mut seen: Vec<u32> = self.routers.clone();
+        seen.sort_unstable();
+        seen.windows(2).any(|w| w[0] == w[1])
+    }
+
     /// The channels the path uses, in order.
     pub fn channels(&self, topo: &Topology) -> Vec<usize> {
         self.routers
@@ -108,10 +132,14 @@ pub enum PathOrigin {
     Classical,
     /// A copy of an earlier candidate, filling the set up to 2^b.
     Duplicate,
+    /// A path of an optimal fractional routing (column generation over all paths).
+    Lp,
 }
 
-/// Exactly `2^bits` candidate paths per ordered router pair (duplicates only when fewer
-/// distinct paths exist); candidate 0 is always the DOR path.
+/// `2^bits` candidate paths per ordered router pair (duplicates only when fewer distinct
+/// paths exist), or the DOR path alone for a pair a search gives no gene
+/// ([`generate_candidates_for`](candidates::generate_candidates_for)); candidate 0 is always
+/// the DOR path.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CandidateSet {
     pub num_routers: usize,
@@ -133,6 +161,69 @@ impl CandidateSet {
     pub fn candidate(&self, pair: usize, k: usize) -> &RouterPath {
         &self.paths[pair][k]
     }
+
+    /// Puts `preferred` right after the pair's candidate 0 (DOR), in order, then the other
+    /// distinct candidates, cut to 2^bits and padded with duplicates as generated sets are.
+    /// Returns how many of `preferred` were not candidates before.
+    pub fn prefer(&mut self, pair: usize, preferred: &[RouterPath]) -> usize {
+        let old_paths = std::mem::take(&mut self.paths[pair]);
+        let old_origins = std::mem::take(&mut self.origins[pair]);
+        let mut paths: Vec<RouterPath> = Vec::with_capacity(self.per_pair());
+        let mut origins = Vec::with_capacity(self.per_pair());
+        let mut added = 0;
+        let dor = old_paths.first().cloned();
+        let wanted = dor
+            .iter()
+            .map(|p| (p.clone(), old_origins[0]))
+            .chain(preferred.iter().map(|p| {
+                let fresh = !old_paths.contains(p);
+                (
+                    p.clone(),
+                    if fresh {
+                        PathOrigin::Lp
+                    } else {
+                        old_origin(&old_paths, &old_origins, p)
+                    },
+                )
+            }))
+            .chain(
+                old_paths
+                    .iter()
+                    .cloned()
+                    .zip(old_origins.iter().copied())
+                    .filter(|(_, o)| *o != PathOrigin::Duplicate),
+            );
+        for (p, o) in wanted {
+            if paths.len() < self.per_pair() && !paths.contains(&p) {
+                if o == PathOrigin::Lp {
+                    added += 1;
+                }
+                paths.push(p);
+                origins.push(o);
+            }
+        }
+        // A pair that had only its DOR path (no training demand) stays that way.
+        let target = if old_paths.len() <= 1 && preferred.is_empty() {
+            paths.len()
+        } else {
+            self.per_pair()
+        };
+        let distinct = paths.len();
+        for i in 0..target.saturating_sub(distinct) {
+            paths.push(paths[i % distinct].clone());
+            origins.push(PathOrigin::Duplicate);
+        }
+        self.paths[pair] = paths;
+        self.origins[pair] = origins;
+        added
+    }
+}
+
+fn old_origin(paths: &[RouterPath], origins: &[PathOrigin], p: &RouterPath) -> PathOrigin {
+    paths
+        .iter()
+        .position(|q| q == p)
+        .map_or(PathOrigin::Lp, |i| origins[i])
 }
 
 /// One path per ordered router pair. Lookup per hop is O(1).
@@ -243,5 +334,26 @@ mod tests {
         assert_eq!(pair_index(n, 0, 1), 0);
         assert_eq!(pair_index(n, 1, 0), 4);
         assert_eq!(pair_index(n, 1, 2), 5);
+    }
+
+    #[test]
+    fn loops_are_cut_out_of_paths() {
+        // 0 -1-> 1 -2-> 2 -3-> 1 -4-> 3: the visit to 2 and back is cut.
+        let p = RouterPath {
+            routers: vec![0, 1, 2, 1, 3],
+            ports: vec![1, 2, 3, 4],
+        };
+        assert!(p.revisits());
+        let q = p.without_loops();
+        assert_eq!(q.routers, vec![0, 1, 3]);
+        assert_eq!(q.ports, vec![1, 4]);
+        assert!(!q.revisits());
+        // Back to the start: 0 -> 1 -> 0 -> 2.
+        let p = RouterPath {
+            routers: vec![0, 1, 0, 2],
+            ports: vec![1, 2, 3],
+        };
+        let q = p.without_loops();
+        assert_eq!((q.routers, q.ports), (vec![0, 2], vec![3]));
     }
 }

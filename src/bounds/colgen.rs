@@ -1,0 +1,460 @@
+//! Min-congestion routing over all paths by column generation: a path LP over a growing set of
+//! paths per router pair, priced by shortest paths under the LP's dual channel weights.
+//!
+//! * Master LP: `x[pair][k] >= 0`, `sum_k x[pair][k] = 1`, for every channel
+//!   `sum demand[pair] * x[pair][k] / bandwidth <= t` over the paths using it; minimise `t`.
+//! * Pricing: with `y_c` the duals of the channel rows, a path of `pair` improves the master
+//!   when `sum_{c in path} y_c / bandwidth_c` is below the cheapest path the pair already has;
+//!   one Dijkstra per source router finds the cheapest path of each of its pairs.
+//! * Certificates, independent of the solver's accuracy: the lower bound is the Lagrangian
+//!   (weak duality) bound of the weights, `sum_pairs demand * dist_y(pair) / sum_c y_c` (see
+//!   `mcf.rs`); the upper bound is the max channel load of the master's flow, renormalised per
+//!   pair, which is an actual fractional routing. The gap between them is reported.
+//!
+//! Its columns are what the routing-table search needs: the paths of an optimal fractional
+//! routing (docs/bounds.md, "Column generation").
+
+use std::collections::HashSet;
+
+use good_lp::{DualValues, constraint::ConstraintReference};
+use good_lp::{
+    Expression, ProblemVariables, Solution, SolutionWithDual, SolverModel, Variable, constraint,
+    variable,
+};
+use rayon::prelude::*;
+
+use super::lp::LpSolver;
+use super::mcf::dijkstra;
+use super::{Bound, BoundKind, Network, check_demand, demand_by_source};
+use crate::error::{Error, Result};
+use crate::routing::table::load::RouterDemand;
+use crate::routing::table::{CandidateSet, RouterPath, pair_index};
+use crate::topology::Topology;
+use crate::topology::model::Endpoint;
+
+/// Stopping rule of [`column_generation`].
+#[derive(Clone, Debug)]
+pub(crate) struct ColumnGenOptions {
+    /// Stop once `upper / lower - 1 <= target_gap`.
+    pub target_gap: f64,
+    /// Stop after this many master solves whatever the gap.
+    pub max_rounds: usize,
+    /// Stop once this many paths per pair (on average) have been generated beyond the
+    /// initial ones: an interior-point solve grows much faster than linearly in the columns
+    /// (on a 32x32 mesh transpose, 1.3 s at 3.6 paths per pair, 45 s at 5.3; a 16x16
+    /// transpose converges at about 20).
+    pub max_new_paths_per_pair: f64,
+    /// ... and once this many paths have been generated in all.
+    pub max_new_paths: usize,
+    pub solver: LpSolver,
+}
+
+impl Default for ColumnGenOptions {
+    fn default() -> Self {
+        ColumnGenOptions {
+            target_gap: 1e-3,
+            max_rounds: 100,
+            max_new_paths_per_pair: 24.0,
+            max_new_paths: 8_000,
+            solver: LpSolver::default(),
+        }
+    }
+}
+
+/// One path of a pair in the fractional routing, and the share of the pair's demand on it.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct PathShare {
+    pub path: RouterPath,
+    pub share: f64,
+}
+
+/// The result of [`column_generation`].
+#[derive(Clone, Debug)]
+pub(crate) struct ColumnGeneration {
+    /// Certified lower bound on the max channel load of every routing, with the gap to the
+    /// achievable `upper`.
+    pub bound: Bound,
+    /// Max channel load of the fractional routing found (achievable by splitting flows).
+    pub upper: f64,
+    /// Master LPs solved.
+    pub rounds: usize,
+    /// Paths generated in total, the initial ones included.
+    pub columns: usize,
+    /// Wall-clock seconds.
+    pub seconds: f64,
+    /// Per pair with demand (`pair_index` order): its paths carrying flow, largest share first.
+    pub paths: Vec<(usize, Vec<PathShare>)>,
+}
+
+/// A path as network-channel indices (into `Network::chans`).
+type Column = Vec<usize>;
+
+/// One pair with demand and its columns.
+struct PairColumns {
+    pair: usize,
+    src: usize,
+    dst: usize,
+    /// Demand scaled to O(1).
+    demand: f64,
+    columns: Vec<Column>,
+    known: HashSet<Column>,
+}
+
+impl PairColumns {
+    fn add(&mut self, c: Column) -> bool {
+        if self.known.insert(c.clone()) {
+            self.columns.push(c);
+            true
+        } else {
+            false
+        }
+    }
+}
+
+/// What one master solve returns.
+struct Master {
+    /// Share of each column, per pair (clamped to >= 0 and renormalised).
+    shares: Vec<Vec<f64>>,
+    /// Non-negative dual weight of every network channel (0 for channels no column uses).
+    weights: Vec<f64>,
+}
+
+/// Column generation for min-congestion routing of `demand` over all paths of `topo`. The
+/// initial columns are each pair's distinct candidates in `initial` (so the result is never
+/// worse than the candidate LP), or its minimum-hop path.
+pub(crate) fn column_generation(
+    topo: &Topology,
+    demand: &RouterDemand,
+    initial: Option<&CandidateSet>,
+    opts: &ColumnGenOptions,
+) -> Result<ColumnGeneration> {
+    let start = std::time::Instant::now();
+    let net = Network::new(topo);
+    check_demand(topo, &net, demand)?;
+    let n = net.n;
+    let method = format!("column-generation path LP ({})", opts.solver.name());
+    let scale = demand.demand.iter().copied().fold(0.0, f64::max);
+    if scale == 0.0 {
+        return Ok(ColumnGeneration {
+            bound: Bound::new(0.0, BoundKind::Exact, method),
+            upper: 0.0,
+            rounds: 0,
+            columns: 0,
+            seconds: start.elapsed().as_secs_f64(),
+            paths: Vec::new(),
+        });
+    }
+    let mut net_of_channel = vec![usize::MAX; 2 * topo.links.len()];
+    for (e, ch) in net.chans.iter().enumerate() {
+        net_of_channel[ch.channel] = e;
+    }
+    let by_source = demand_by_source(demand);
+    let sources: Vec<(usize, Vec<(usize, f64)>)> = by_source
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| !d.is_empty())
+        .map(|(s, d)| (s, d.clone()))
+        .collect();
+    let scaled_sources: Vec<(usize, Vec<(usize, f64)>)> = sources
+        .iter()
+        .map(|(s, d)| (*s, d.iter().map(|&(t, r)| (t, r / scale)).collect()))
+        .collect();
+    let unit: Vec<f64> = net.chans.iter().map(|c| 1.0 / c.cap).collect();
+    let mut pairs: Vec<PairColumns> = Vec::new();
+    let mut first_of_source = Vec::with_capacity(sources.len());
+    for (s, dests) in &sources {
+        first_of_source.push(pairs.len());
+        let (_, parent, _) = dijkstra(&net, &unit, *s);
+        for &(d, rate) in dests {
+            let pair = pair_index(n, *s, d);
+            let mut pc = PairColumns {
+                pair,
+                src: *s,
+                dst: d,
+                demand: rate / scale,
+                columns: Vec::new(),
+                known: HashSet::new(),
+            };
+            if let Some(c) = initial {
+                for p in &c.paths[pair] {
+                    if let Some(col) = column_of(topo, &net_of_channel, p, *s, d) {
+                        pc.add(col);
+                    }
+                }
+            }
+            if pc.columns.is_empty() {
+                pc.add(tree_path(&net, &parent, *s, d));
+            }
+            pairs.push(pc);
+        }
+    }
+
+    let initial_columns: usize = pairs.iter().map(|p| p.columns.len()).sum();
+    let mut rounds = 0;
+    let (mut lower, mut upper) = (0.0_f64, f64::INFINITY);
+    let mut best_shares: Vec<Vec<f64>> = Vec::new();
+    loop {
+        let master = solve_master(&net, &pairs, opts.solver)?;
+        rounds += 1;
+        let u = achieved_load(&net, &pairs, &master.shares);
+        if u < upper {
+            upper = u;
+            best_shares = master.shares.clone();
+        }
+        // Lengths: the duals, plus a tie-breaker far below them so that channels without a
+        // dual still prefer short paths (any non-negative lengths certify a lower bound).
+        let top = master.weights.iter().copied().fold(0.0, f64::max);
+        let tie = if top > 0.0 { top * 1e-7 } else { 1.0 };
+        let len: Vec<f64> = master
+            .weights
+            .iter()
+            .zip(&net.chans)
+            .map(|(y, c)| (y + tie) / c.cap)
+            .collect();
+        let priced: Vec<(f64, Vec<Column>)> = sources
+            .par_iter()
+            .zip(&first_of_source)
+            .map(|((s, dests), &first)| {
+                let (dist, parent, _) = dijkstra(&net, &len, *s);
+                let mut routed = 0.0;
+                let mut new = Vec::new();
+                for (j, &(d, rate)) in dests.iter().enumerate() {
+                    routed += rate / scale * dist[d];
+                    let pc = &pairs[first + j];
+                    let cheapest = pc
+                        .columns
+                        .iter()
+                        .map(|c| c.iter().map(|&e| len[e]).sum::<f64>())
+                        .fold(f64::INFINITY, f64::min);
+                    new.push(if dist[d] < cheapest * (1.0 - 1e-9) {
+                        tree_path(&net, &parent, *s, d)
+                    } else {
+                        Vec::new()
+                    });
+                }
+                (routed, new)
+            })
+            .collect();
+        let volume: f64 = net.chans.iter().zip(&len).map(|(c, l)| c.cap * l).sum();
+        let routed: f64 = priced.iter().map(|(r, _)| r).sum();
+        lower = lower.max(routed / volume);
+        // Interior-point duals spread over every tight channel and certify little until the
+        // columns are nearly complete; weights concentrated on the channels the best flow
+        // loads most (where an optimal dual lives, by complementary slackness) certify far
+        // more early on. Any non-negative weights give a valid bound.
+        let load = channel_utilisation(&net, &pairs, &best_shares);
+        for beta in [8.0, 32.0, 128.0, 512.0] {
+            let sharp: Vec<f64> = load
+                .iter()
+                .zip(&net.chans)
+                .map(|(u, c)| (beta * (u / upper - 1.0)).exp() / c.cap)
+                .collect();
+            lower = lower.max(super::mcf::dual_bound(&net, &sharp, &scaled_sources));
+        }
+        let mut added = 0;
+        for ((_, new), &first) in priced.into_iter().zip(&first_of_source) {
+            for (j, col) in new.into_iter().enumerate() {
+                if !col.is_empty() && pairs[first + j].add(col) {
+                    added += 1;
+                }
+            }
+        }
+        let columns: usize = pairs.iter().map(|p| p.columns.len()).sum();
+        if added == 0
+            || upper <= lower * (1.0 + opts.target_gap)
+            || rounds >= opts.max_rounds
+            || (columns - initial_columns) as f64 > opts.max_new_paths_per_pair * pairs.len() as f64
+            || columns - initial_columns > opts.max_new_paths
+        {
+            break;
+        }
+    }
+    let gap = (upper / lower - 1.0).max(0.0);
+    let columns = pairs.iter().map(|p| p.columns.len()).sum();
+    let paths = pairs
+        .iter()
+        .zip(&best_shares)
+        .map(|(pc, shares)| {
+            let mut kept: Vec<PathShare> = pc
+                .columns
+                .iter()
+                .zip(shares)
+                .filter(|&(_, &x)| x > 1e-6)
+                .map(|(c, &x)| PathShare {
+                    path: router_path(topo, &net, pc.src, c),
+                    share: x,
+                })
+                .collect();
+            kept.sort_by(|a, b| b.share.total_cmp(&a.share));
+            debug_assert!(kept.iter().all(|p| p.path.destination() == pc.dst));
+            (pc.pair, kept)
+        })
+        .collect();
+    Ok(ColumnGeneration {
+        bound: Bound::new(
+            lower * scale,
+            BoundKind::Approximate { gap },
+            format!("{method}, {rounds} rounds, {columns} paths"),
+        ),
+        upper: upper * scale,
+        rounds,
+        columns,
+        seconds: start.elapsed().as_secs_f64(),
+        paths,
+    })
+}
+
+/// The path from `s` to `d` in a shortest-path tree.
+fn tree_path(net: &Network, parent: &[usize], s: usize, d: usize) -> Column {
+    let mut col = Vec::new();
+    let mut v = d;
+    while v != s {
+        let e = parent[v];
+        col.push(e);
+        v = net.chans[e].from;
+    }
+    col.reverse();
+    col
+}
+
+/// A candidate path as a column (None if it uses a channel that is not router-to-router or
+/// does not join `s` to `d`, which a validated candidate never does).
+fn column_of(
+    topo: &Topology,
+    net_of_channel: &[usize],
+    p: &RouterPath,
+    s: usize,
+    d: usize,
+) -> Option<Column> {
+    if p.source() != s || p.destination() != d || p.validate(topo).is_err() {
+        return None;
+    }
+    p.channels(topo)
+        .into_iter()
+        .map(|c| Some(net_of_channel[c]).filter(|&e| e != usize::MAX))
+        .collect()
+}
+
+fn router_path(topo: &Topology, net: &Network, s: usize, col: &Column) -> RouterPath {
+    let mut path = RouterPath {
+        routers: vec![s as u32],
+        ports: Vec::with_capacity(col.len()),
+    };
+    for &e in col {
+        let Endpoint::Router { port, .. } = topo.channel_ends(net.chans[e].channel).0 else {
+            unreachable!("network channels join routers");
+        };
+        path.ports.push(port as u16);
+        path.routers.push(net.chans[e].to as u32);
+    }
+    path
+}
+
+/// Utilisation of every channel when each pair splits over its columns by `shares`.
+fn channel_utilisation(net: &Network, pairs: &[PairColumns], shares: &[Vec<f64>]) -> Vec<f64> {
+    let mut load = vec![0.0; net.chans.len()];
+    for (pc, x) in pairs.iter().zip(shares) {
+        for (c, &share) in pc.columns.iter().zip(x) {
+            for &e in c {
+                load[e] += pc.demand * share;
+            }
+        }
+    }
+    for (l, c) in load.iter_mut().zip(&net.chans) {
+        *l /= c.cap;
+    }
+    load
+}
+
+/// Max channel utilisation of the routing that splits each pair over its columns by `shares`.
+fn achieved_load(net: &Network, pairs: &[PairColumns], shares: &[Vec<f64>]) -> f64 {
+    channel_utilisation(net, pairs, shares)
+        .into_iter()
+        .fold(0.0, f64::max)
+}
+
+/// Builds and solves the master LP over the current columns.
+fn solve_master(net: &Network, pairs: &[PairColumns], solver: LpSolver) -> Result<Master> {
+    let mut vars = ProblemVariables::new();
+    let t = vars.add(variable().min(0.0));
+    let mut load: Vec<Expression> = vec![Expression::from(0.0); net.chans.len()];
+    let mut used = vec![false; net.chans.len()];
+    let mut x: Vec<Vec<Variable>> = Vec::with_capacity(pairs.len());
+    let mut convexity = Vec::with_capacity(pairs.len());
+    for pc in pairs {
+        let mut sum = Expression::from(0.0);
+        let xs: Vec<Variable> = pc
+            .columns
+            .iter()
+            .map(|c| {
+                let v = vars.add(variable().min(0.0));
+                sum += v;
+                for &e in c {
+                    load[e].add_mul(pc.demand, v);
+                    used[e] = true;
+                }
+                v
+            })
+            .collect();
+        convexity.push(constraint::eq(sum, 1.0));
+        x.push(xs);
+    }
+    let mut rows = Vec::new();
+    let mut channel_rows = Vec::new();
+    for (e, expr) in load.into_iter().enumerate() {
+        if used[e] {
+            channel_rows.push(e);
+            rows.push(constraint::leq(expr * (1.0 / net.chans[e].cap), t));
+        }
+    }
+    let lp_error = |e: good_lp::ResolutionError| Error::field("lp", format!("{e}"));
+    // The same steps for each solver; their model types differ.
+    macro_rules! solve {
+        ($solver:expr) => {{
+            let mut model = vars.minimise(t).using($solver);
+            for c in convexity {
+                model.add_constraint(c);
+            }
+            let refs: Vec<ConstraintReference> =
+                rows.into_iter().map(|c| model.add_constraint(c)).collect();
+            let mut solution = model.solve().map_err(lp_error)?;
+            let shares: Vec<Vec<f64>> = x
+                .iter()
+                .map(|xs| xs.iter().map(|&v| solution.value(v)).collect())
+                .collect();
+            let duals = solution.compute_dual();
+            let mut weights = vec![0.0; net.chans.len()];
+            for (&e, r) in channel_rows.iter().zip(refs) {
+                // Sign conventions differ between solvers; the weight is the magnitude.
+                weights[e] = duals.dual(r).abs();
+            }
+            (shares, weights)
+        }};
+    }
+    let (shares, weights) = match solver {
+        #[cfg(test)]
+        LpSolver::Microlp => {
+            return Err(Error::field(
+                "lp",
+                "column generation needs dual values, which microlp does not give",
+            ));
+        }
+        LpSolver::Clarabel => solve!(good_lp::clarabel),
+        #[cfg(feature = "highs")]
+        LpSolver::Highs => solve!(good_lp::highs),
+    };
+    let shares = shares
+        .into_iter()
+        .map(|xs| {
+            let xs: Vec<f64> = xs.into_iter().map(|v| v.max(0.0)).collect();
+            let total: f64 = xs.iter().sum();
+            if total > 0.0 {
+                xs.iter().map(|v| v / total).collect()
+            } else {
+                // A solver failure in disguise: spread evenly (still a valid routing).
+                vec![1.0 / xs.len() as f64; xs.len()]
+            }
+        })
+        .collect();
+    Ok(Master { shares, weights })
+}
