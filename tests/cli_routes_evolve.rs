@@ -49,8 +49,31 @@ fn evolve_transpose_reports_loads_bounds_and_exports() {
     // The evolved table is simulated and does not saturate where DOR does (load 0.2).
     assert_eq!(v["simulated"][0]["saturated"], false);
     assert_eq!(v["baseline_simulated"][0]["saturated"], true);
-    // The exported JSON table simulates through `routing = table`.
+    // The exported table passes `routes check`: delivery, loop-free, deadlock-free on its
+    // VLs (with best.sl when it needs more than one).
     let table = out.join("best.json");
+    let sl = out.join("best.sl");
+    let mut check = vec![
+        "routes".to_string(),
+        "check".into(),
+        "problems/mesh4x4x4-transpose.toml".into(),
+        table.display().to_string(),
+        "--json".into(),
+    ];
+    match v["vls_needed"].as_u64() {
+        Some(1) => assert!(!sl.exists()),
+        Some(k) => {
+            assert!(sl.exists() && k <= 15);
+            check.extend(["--sl".to_string(), sl.display().to_string()]);
+        }
+        None => panic!("no VL assignment: {}", v["dependency_cycle"]),
+    }
+    let args: Vec<&str> = check.iter().map(String::as_str).collect();
+    let report = json(&args);
+    assert_eq!(report["delivers"], true);
+    assert_eq!(report["revisiting_count"], 0);
+    assert!(report["deadlock"].is_null(), "{report}");
+    // The exported JSON table simulates through `routing = table`.
     assert!(out.join("best.csv").exists() && out.join("best.paths").exists());
     let cmp = json(&[
         "simulate",
@@ -249,4 +272,55 @@ fn evolve_sizes_resume_fingerprint_and_help() {
         .find(|l| l.trim_start().starts_with("--no-checkpoint"))
         .unwrap();
     assert!(line.len() > "      --no-checkpoint".len() + 5, "{help}");
+}
+
+/// Every bundled evolve case small enough for a test: the exported table passes `routes
+/// check` with its VL assignment, and the report's bound is the all-routings one.
+#[test]
+fn evolved_tables_of_the_bundled_cases_pass_routes_check() {
+    for problem in [
+        "problems/mesh8x8-transpose.toml",
+        "problems/torus8x8-transpose.toml",
+        "problems/torus8x8-tornado.toml",
+        "problems/mesh4x4x4-transpose-bitcomp.toml",
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let v = json(&[
+            "routes",
+            "evolve",
+            problem,
+            "--generations",
+            "10",
+            "--population",
+            "20",
+            "--hill-climb",
+            "0.5",
+            "--quiet",
+            "--json",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        let load = v["max_channel_load"].as_f64().unwrap();
+        let routing = v["routing_bound"].as_f64().unwrap();
+        assert!(
+            routing <= load * (1.0 + 1e-6),
+            "{problem}: {routing} > {load}"
+        );
+        assert!(routing <= v["candidate_bound"].as_f64().unwrap() * (1.0 + 1e-6));
+        let table = out.join("best.json").display().to_string();
+        let sl = out.join("best.sl").display().to_string();
+        let mut args = vec!["routes", "check", problem, &table, "--json"];
+        if v["vls_needed"].as_u64() != Some(1) {
+            assert!(
+                v["vls_needed"].as_u64().is_some(),
+                "{problem}: no VL assignment"
+            );
+            args.extend(["--sl", &sl]);
+        }
+        let report = json(&args);
+        assert_eq!(report["delivers"], true, "{problem}");
+        assert_eq!(report["revisiting_count"], 0, "{problem}");
+        assert!(report["deadlock"].is_null(), "{problem}: {report}");
+    }
 }

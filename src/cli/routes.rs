@@ -15,6 +15,7 @@ use crate::files::write_atomically;
 use crate::problem_file::LoadedProblem;
 use crate::registry::routing::build_routing;
 use crate::routing::table::io::read_json;
+use crate::routing::table::vl::{check_table, parse_sl};
 use crate::routing::table::{PathOrigin, RoutingTable};
 use crate::topology::Topology;
 
@@ -31,6 +32,24 @@ pub enum RoutesCommand {
     /// Evolve a routing table for the problem's traffic (GA), simulate it, compare it with
     /// DOR and the LP bounds, and export it.
     Evolve(super::routes_evolve::EvolveArgs),
+    /// Check a table before loading it into a fabric: every pair delivered, no path revisiting
+    /// a router, and no cyclic channel dependency on any VL (with `--sl`, per-pair SLs = VLs;
+    /// otherwise everything on one VL). Exits non-zero if any check fails.
+    Check(CheckArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    /// The problem file (.toml) whose topology the table routes.
+    pub problem: PathBuf,
+    /// The routes JSON file (e.g. `best.json` of `routes evolve`).
+    pub table: PathBuf,
+    /// The per-pair service-level file (`best.sl` of `routes evolve`).
+    #[arg(long)]
+    pub sl: Option<PathBuf>,
+    /// Print the findings as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Debug)]
@@ -64,7 +83,78 @@ pub fn run(args: &RoutesArgs) -> Result<()> {
     match &args.command {
         RoutesCommand::Export(a) => export(a),
         RoutesCommand::Evolve(a) => super::routes_evolve::run_evolve(a),
+        RoutesCommand::Check(a) => check(a),
     }
+}
+
+fn check(args: &CheckArgs) -> Result<()> {
+    let loaded = LoadedProblem::read(&args.problem)?;
+    let topo = loaded.build_topology()?;
+    let (table, _) = read_json(&args.table)?;
+    if table.num_routers != topo.num_routers() {
+        bail!(
+            "{}: num_routers: {} but the topology of {} has {}",
+            args.table.display(),
+            table.num_routers,
+            args.problem.display(),
+            topo.num_routers()
+        );
+    }
+    let sl = match &args.sl {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("reading {}", path.display()))?;
+            Some(parse_sl(&text, path, topo.num_routers())?)
+        }
+        None => None,
+    };
+    let report = check_table(&topo, &table, sl.as_deref());
+    if args.json {
+        super::print_json_sorted(&report)?;
+    } else {
+        let mut out = std::io::stdout().lock();
+        match &report.delivery_error {
+            None => writeln!(
+                out,
+                "delivery: every pair's path leads from its source to its destination"
+            )?,
+            Some(e) => writeln!(out, "delivery: FAILED: {e}")?,
+        }
+        if report.delivers {
+            if report.revisiting_count == 0 {
+                writeln!(out, "loop-free: no path revisits a router")?;
+            } else {
+                writeln!(
+                    out,
+                    "loop-free: FAILED: {} paths revisit a router (e.g. {:?})",
+                    report.revisiting_count, report.revisiting_pairs
+                )?;
+            }
+            match &report.deadlock {
+                None => writeln!(
+                    out,
+                    "deadlock-free: no cyclic channel dependency on any of {} VL(s)",
+                    report.num_vls
+                )?,
+                Some(c) => writeln!(
+                    out,
+                    "deadlock-free: FAILED: VL {} has a cyclic dependency through {} channels ({:?}...){}",
+                    c.vl,
+                    c.channels.len(),
+                    c.channels.iter().take(8).collect::<Vec<_>>(),
+                    if args.sl.is_none() {
+                        "; `routes evolve` writes best.sl, a VL assignment that removes such cycles"
+                    } else {
+                        ""
+                    }
+                )?,
+            }
+        }
+    }
+    if !report.passed() {
+        bail!("{}: the table fails the checks above", args.table.display());
+    }
+    Ok(())
 }
 
 fn export(args: &ExportArgs) -> Result<()> {
@@ -104,6 +194,16 @@ fn export(args: &ExportArgs) -> Result<()> {
         Format::Paths => RoutesFormat::Paths,
         Format::Lft => RoutesFormat::Lft,
     };
+    // Not silently: a table that deadlocks on one VL needs the VL assignment of `routes
+    // evolve` (best.sl) or another deadlock-avoidance scheme in the fabric.
+    if let Err(cycle) = crate::routing::table::deps::is_deadlock_free_single_vc(&topo, &table) {
+        eprintln!(
+            "warning: this table has a cyclic channel dependency on one VL (through {} \
+             channels): load it only with a deadlock-free VL assignment (`routes check \
+             --sl`)",
+            cycle.len()
+        );
+    }
     let (text, warnings) = to_format_string(&topo, &table, &meta, format)?;
     for w in warnings {
         eprintln!("warning: {w}");

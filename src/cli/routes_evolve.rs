@@ -124,9 +124,15 @@ fn print_text(r: &EvolveReport) -> Result<()> {
         Some(c) => writeln!(
             out,
             "the evolved table alone has a cyclic channel dependency through {} channels ({:?}...); \
-             the VC hierarchy keeps it deadlock-free",
+             the VC hierarchy keeps it deadlock-free in simulation; {}",
             c.len(),
-            c.iter().take(6).collect::<Vec<_>>()
+            c.iter().take(6).collect::<Vec<_>>(),
+            match r.vls_needed {
+                Some(v) => format!("loaded into a fabric it needs {v} VLs: best.sl assigns them"),
+                None => "no assignment to 15 VLs makes it deadlock-free: do not load it into a \
+                         fabric as it is"
+                    .to_string(),
+            }
         )?,
     }
     for (label, sims) in [

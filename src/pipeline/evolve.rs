@@ -22,6 +22,7 @@ use crate::routing::table::candidates::{CandidateOptions, MAX_BITS, generate_can
 use crate::routing::table::io::TableMetadata;
 use crate::routing::table::load::RouterDemand;
 use crate::routing::table::route::{TableClasses, TableMode, TableRouting};
+use crate::routing::table::vl::{MAX_VLS, assign_vls, check_table, to_sl_string};
 use crate::routing::table::{CandidateSet, RouterPath, RoutingTable};
 use crate::search::algorithms::ga;
 use crate::search::problems::routing_tables::{
@@ -110,6 +111,9 @@ pub(crate) struct EvolveReport {
     /// channels of one dependency cycle.
     pub deadlock_free_alone: bool,
     pub dependency_cycle: Option<Vec<usize>>,
+    /// VLs of the deadlock-free VL (SL) assignment exported as `best.sl` (1: the table alone
+    /// is deadlock-free and no file is written; null: more than 15 would be needed).
+    pub vls_needed: Option<usize>,
     /// The training loads the tables were simulated at.
     pub simulated_loads: Vec<f64>,
     /// The best table simulated (empty unless `evolve.simulate_elite` > 0), and the baseline
@@ -522,6 +526,28 @@ pub(crate) fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Res
         write_routes(&topo, &best_table, &meta, f, &file)?;
         written.push(file.display().to_string());
     }
+    // A table with a cyclic dependency on one VL is exported with the VL (SL) assignment that
+    // makes it deadlock-free, checked like `routes check` would; one that needs more VLs than
+    // InfiniBand has gets none, and the report says so.
+    let vl_assignment = if cycle.is_some() {
+        assign_vls(&topo, &best_table, MAX_VLS)
+    } else {
+        None
+    };
+    let sl_file = out_dir.join("best.sl");
+    if let Some(vls) = &vl_assignment {
+        let check = check_table(&topo, &best_table, Some(&vls.sl));
+        if !check.passed() {
+            bail!(
+                "internal error: the VL assignment of the evolved table fails its check: {check:?}"
+            );
+        }
+        crate::files::write_atomically(&sl_file, to_sl_string(&best_table, vls).as_bytes())?;
+        written.push(sl_file.display().to_string());
+    } else if sl_file.exists() {
+        // A stale file from an earlier run must not be loaded with this table.
+        std::fs::remove_file(&sl_file).map_err(|e| crate::Error::io(&sl_file, e))?;
+    }
 
     let kind = |exact: bool| if exact { "exact" } else { "approximate" };
     Ok(EvolveReport {
@@ -572,6 +598,11 @@ pub(crate) fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Res
         fraction_of_bound: any_bound / best_load,
         bounds_seconds: colgen_seconds,
         deadlock_free_alone: cycle.is_none(),
+        vls_needed: if cycle.is_none() {
+            Some(1)
+        } else {
+            vl_assignment.as_ref().map(|v| v.num_vls)
+        },
         dependency_cycle: cycle.map(|c| c.iter().map(|vc| vc.channel).collect()),
         simulated_loads: loads,
         simulated: best_sim,

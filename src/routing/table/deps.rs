@@ -6,9 +6,7 @@
 //! dependency and the ejection channel no outgoing one, so neither can lie on a cycle.
 
 use super::RoutingTable;
-#[cfg(test)]
-use crate::routing::deadlock::IncrementalDag;
-use crate::routing::deadlock::{DependencyGraph, VirtualChannel};
+use crate::routing::deadlock::{DependencyGraph, IncrementalDag, VirtualChannel};
 use crate::topology::Topology;
 
 /// Builds the dependency graph of every path of `table` (consecutive channels of a path, each
@@ -51,7 +49,6 @@ pub(crate) fn is_deadlock_free_single_vc(
 /// per pair (indexed like `table.paths`) or None if `max_layers` layers are not enough, which
 /// includes a path whose own dependencies form a cycle (a Valiant-style path that reuses a
 /// channel): no single layer can hold it.
-#[cfg(test)]
 pub(crate) fn layer_assignment(
     topo: &Topology,
     table: &RoutingTable,
@@ -80,7 +77,6 @@ pub(crate) fn layer_assignment(
 }
 
 /// First fit in `order`; None as soon as a pair fits none of `max_layers` layers.
-#[cfg(test)]
 fn first_fit(
     deps: &[Vec<(usize, usize)>],
     order: &[usize],

@@ -11,6 +11,7 @@ pub(crate) mod deps;
 pub mod io;
 pub mod load;
 pub mod route;
+pub mod vl;
 
 use serde::{Deserialize, Serialize};
 
