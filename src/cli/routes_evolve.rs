@@ -136,7 +136,8 @@ fn print_text(r: &EvolveReport) -> Result<()> {
         )?,
     }
     for (label, sims) in [
-        ("evolved", &r.simulated),
+        ("evolved (hierarchy)", &r.simulated),
+        ("evolved alone (its VLs)", &r.simulated_alone),
         ("baseline", &r.baseline_simulated),
     ] {
         for s in sims.iter() {

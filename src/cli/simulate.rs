@@ -366,6 +366,23 @@ fn print_compare(args: &SimulateArgs, report: &CompareReport) -> Result<()> {
         "sat. = accepted at the highest stable load below an unstable one ('-': not reached \
          in this sweep); max acc = highest accepted of any point that did not deadlock"
     )?;
+    if let Some(b) = &report.bound {
+        let kind = match b.kind {
+            BoundKind::Exact => "exact".to_string(),
+            BoundKind::Approximate { gap } => format!("within {:.1}%", 100.0 * gap),
+        };
+        match b.throughput {
+            Some(t) => writeln!(
+                out,
+                "throughput bound of any routing ≤ {:.4} {} ({}, {kind}, {:.2} s)",
+                t / factor,
+                Scale::unit(scale),
+                b.method,
+                b.seconds
+            )?,
+            None => writeln!(out, "throughput bound: no traffic crosses the network")?,
+        }
+    }
     for r in &report.routings {
         for p in r.points.iter().filter(|p| p.deadlock.is_some()) {
             writeln!(

@@ -21,6 +21,7 @@ use crate::routing::RoutingFunction;
 use crate::routing::table::candidates::{CandidateOptions, MAX_BITS, generate_candidates_for};
 use crate::routing::table::io::TableMetadata;
 use crate::routing::table::load::RouterDemand;
+use crate::routing::table::negotiate::negotiate_paths;
 use crate::routing::table::route::{TableClasses, TableMode, TableRouting};
 use crate::routing::table::vl::{MAX_VLS, assign_vls, check_table, to_sl_string};
 use crate::routing::table::{CandidateSet, RouterPath, RoutingTable};
@@ -32,6 +33,9 @@ use crate::search::{AlgorithmName, RunSettings, SearchProblem, Termination, run,
 use crate::sim::{SimParams, simulate_point};
 use crate::topology::Topology;
 use crate::traffic::Traffic;
+
+/// Rounds of negotiated congestion on the seed genome (each reroutes every trained pair once).
+const NEGOTIATION_ROUNDS: usize = 400;
 
 /// How to evolve: the command line's choices (`None` = the problem file's `[evolve]`).
 #[derive(Clone, Debug, Default)]
@@ -74,6 +78,10 @@ pub(crate) struct EvolveReport {
     /// what the column generation did per training pattern (empty for destination-based
     /// genomes, or when a pattern has too many pairs for it).
     pub lp_candidates_added: usize,
+    /// The max channel load (per unit load, worst pattern) of the negotiated-congestion paths
+    /// that seed the GA, and the seconds it took (null for destination-based genomes).
+    pub negotiated_max_channel_load: Option<f64>,
+    pub negotiation_seconds: f64,
     pub column_generation: Vec<ColumnGenerationReport>,
     /// The best table's max channel load, combined and per pattern.
     pub max_channel_load: f64,
@@ -120,6 +128,10 @@ pub(crate) struct EvolveReport {
     /// routing.
     pub simulated: Vec<Simulated>,
     pub baseline_simulated: Vec<Simulated>,
+    /// The best table alone (each pair on its VL of `best.sl`, or plain when one VL is
+    /// deadlock-free; no hierarchy fallback), at the same loads; empty when the elite is not
+    /// simulated or the table needs more VLs than the simulation has.
+    pub simulated_alone: Vec<Simulated>,
     /// Simulated cost of each elite table (mean latency plus the saturation penalty).
     pub elite_simulated_costs: Vec<f64>,
     /// Best analytical fitness after each generation.
@@ -215,16 +227,23 @@ fn combine(bounds: &[Bound], aggregate: Aggregate) -> (f64, bool, String) {
     (value, exact, bounds[0].method.clone())
 }
 
-/// Puts each pair's paths of the optimal fractional routings (largest share first, over the
-/// patterns) right after its DOR candidate, ahead of the generated ones. Returns how many
-/// paths were new and, per pair, the candidate index of its largest-share path (the seed
-/// genome's choice).
+/// Puts each pair's negotiated path and its paths of the optimal fractional routings (largest
+/// share first, over the patterns) right after its DOR candidate, ahead of the generated ones.
+/// Returns how many paths were new and, per pair, the candidate index of the first of them
+/// (the seed genome's choice).
 fn add_lp_candidates(
     cands: &mut CandidateSet,
     colgen: &[Option<ColumnGeneration>],
+    negotiated: Option<&(Vec<usize>, Vec<RouterPath>, f64)>,
 ) -> (usize, std::collections::HashMap<usize, u8>) {
     let mut preferred: std::collections::BTreeMap<usize, Vec<(f64, RouterPath)>> =
         Default::default();
+    // The negotiated path first (a share above any LP share).
+    if let Some((pairs, paths, _)) = negotiated {
+        for (&pair, path) in pairs.iter().zip(paths) {
+            preferred.entry(pair).or_default().push((2.0, path.clone()));
+        }
+    }
     for cg in colgen.iter().flatten() {
         for (pair, paths) in &cg.paths {
             let list = preferred.entry(*pair).or_default();
@@ -330,7 +349,52 @@ pub(crate) fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Res
             .map_err(in_file)?
     };
     let mut colgen_seconds = bounds_start.elapsed().as_secs_f64();
-    let (lp_candidates_added, seed_choice) = add_lp_candidates(&mut cands, &colgen);
+    // One path per trained pair by negotiated congestion over all paths, started from each
+    // pair's largest LP share (or its DOR path): it reaches integral arrangements the LP's
+    // paths and the GA's moves miss (one flow per channel on the 4x4x4 transpose).
+    let negotiated: Option<(Vec<usize>, Vec<RouterPath>, f64)> =
+        (!cfg.destination_based).then(|| {
+            let pairs: Vec<usize> = (0..trained.len()).filter(|&p| trained[p]).collect();
+            let start: Vec<RouterPath> = pairs
+                .iter()
+                .map(|&pair| {
+                    colgen
+                        .iter()
+                        .flatten()
+                        .find_map(|cg| {
+                            cg.paths
+                                .binary_search_by_key(&pair, |(p, _)| *p)
+                                .ok()
+                                .and_then(|i| cg.paths[i].1.first())
+                                .map(|s| s.path.clone())
+                        })
+                        .unwrap_or_else(|| cands.paths[pair][0].clone())
+                })
+                .collect();
+            let targets: Vec<&[f64]> = match cfg.aggregate {
+                Aggregate::Worst => demands.iter().map(|d| &d.demand[..]).collect(),
+                // The mean of maxima is not what negotiation lowers; the summed demand is
+                // its usual stand-in, as for hill climbing.
+                Aggregate::Average => Vec::new(),
+            };
+            let combined: Vec<f64>;
+            let targets = if targets.is_empty() {
+                combined = (0..demands[0].demand.len())
+                    .map(|i| demands.iter().map(|d| d.demand[i]).sum())
+                    .collect();
+                vec![&combined[..]]
+            } else {
+                targets
+            };
+            let mut rng =
+                <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(run_seed(p.seed, 1));
+            let (paths, max) =
+                negotiate_paths(&topo, &targets, &pairs, start, NEGOTIATION_ROUNDS, &mut rng);
+            (pairs, paths, max)
+        });
+    let negotiation_seconds = bounds_start.elapsed().as_secs_f64() - colgen_seconds;
+    let (lp_candidates_added, seed_choice) =
+        add_lp_candidates(&mut cands, &colgen, negotiated.as_ref());
     let problem = if cfg.destination_based {
         RoutingTableProblem::destination_based(topo.clone(), demands, cfg.operators())
     } else {
@@ -340,7 +404,7 @@ pub(crate) fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Res
             demands,
             cfg.operators(),
         )?;
-        // Seed the population with the largest share of each pair in the LP optimum.
+        // Seed the population with the negotiated paths (or the largest LP shares).
         let genes = problem.gene_pairs().unwrap_or_default();
         let seed: Vec<u8> = genes
             .iter()
@@ -426,7 +490,21 @@ pub(crate) fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Res
                 &topo, &routing, &traffic, &params, p.seed, &loads,
             )?);
         }
+        // The simulation chooses among the elite tables with the best max channel load only:
+        // that load is a guarantee (the table's throughput bound), a latency at one training
+        // load is not, and a table loaded into switches must not give up throughput for it
+        // (on the 8x8 torus tornado the lowest-latency elite had 3 flows on a channel where
+        // the best has 2).
+        let elite_loads: Vec<f64> = elite
+            .iter()
+            .map(|g| {
+                cfg.aggregate
+                    .apply(&problem.pattern_loads(&problem.table(g)))
+            })
+            .collect();
+        let least = elite_loads.iter().copied().fold(f64::INFINITY, f64::min);
         best_index = (0..elite.len())
+            .filter(|&i| elite_loads[i] <= least * (1.0 + 1e-9))
             .min_by(|&a, &b| {
                 simulated_cost(&elite_sims[a]).total_cmp(&simulated_cost(&elite_sims[b]))
             })
@@ -548,6 +626,21 @@ pub(crate) fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Res
         // A stale file from an earlier run must not be loaded with this table.
         std::fs::remove_file(&sl_file).map_err(|e| crate::Error::io(&sl_file, e))?;
     }
+    // The table by itself, as a fabric would run it: every pair on its VL (or all on every
+    // VC when one VL is deadlock-free), no adaptive or escape fallback. It needs as many VCs
+    // as VLs; with fewer, or without a VL assignment, it is not simulated.
+    let alone_mode = match (&vl_assignment, cycle.is_none()) {
+        (_, true) => Some(TableMode::Plain),
+        (Some(v), false) if v.num_vls <= params.num_vcs => Some(TableMode::Layered(v.sl.clone())),
+        _ => None,
+    };
+    let simulated_alone = match alone_mode {
+        Some(mode) if cfg.simulate_elite > 0 => {
+            let routing = TableRouting::new(&topo, best_table.clone(), mode)?;
+            simulate(&topo, &routing, &traffic, &params, p.seed, &loads)?
+        }
+        _ => Vec::new(),
+    };
 
     let kind = |exact: bool| if exact { "exact" } else { "approximate" };
     Ok(EvolveReport {
@@ -565,6 +658,8 @@ pub(crate) fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Res
         trained_pairs: trained_count,
         untrained_pairs: trained.len() - trained_count,
         lp_candidates_added,
+        negotiated_max_channel_load: negotiated.as_ref().map(|n| n.2),
+        negotiation_seconds,
         column_generation: colgen
             .iter()
             .flatten()
@@ -607,6 +702,7 @@ pub(crate) fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Res
         simulated_loads: loads,
         simulated: best_sim,
         baseline_simulated: baseline_sim,
+        simulated_alone,
         elite_simulated_costs: elite_sims.iter().map(|s| simulated_cost(s)).collect(),
         history: outcome
             .history

@@ -265,6 +265,9 @@ pub struct CompareReport {
     pub plot: PlotContext,
     pub normalised: Option<Scale>,
     pub routings: Vec<RoutingCurve>,
+    /// The routing throughput bound of class 0 (absent with `--no-bound`): no routing in the
+    /// comparison can accept more.
+    pub bound: Option<BoundReport>,
     /// The simulated loads (flits per terminal per cycle), the same for every routing.
     #[serde(skip)]
     pub loads: Vec<f64>,
@@ -287,7 +290,7 @@ pub struct RoutingCurve {
 #[derive(Clone, Debug)]
 pub enum SimulateOutcome {
     Sweep(Box<SimulateReport>),
-    Compare(CompareReport),
+    Compare(Box<CompareReport>),
 }
 
 /// `--normalise`: the reference loads and throughputs are divided by.
@@ -487,8 +490,7 @@ pub fn run(
         bail!("--normalise bound: needs the bound, which --no-bound turns off");
     }
     // Once per command, before the sweep: it does not depend on the offered load.
-    let wants_bound =
-        !options.no_bound && (options.compare.is_empty() || options.normalise.is_some());
+    let wants_bound = !options.no_bound;
     let bound = if wants_bound {
         match throughput_bound(&setup) {
             Ok(b) => Some(b),
@@ -538,8 +540,10 @@ pub fn run(
         (None, None) => vec![setup.traffic.nominal_load(0)],
     };
     if !options.compare.is_empty() {
-        return compare(options, &setup, problem, loads, scale, observer)
-            .map(SimulateOutcome::Compare);
+        return compare(options, &setup, problem, loads, scale, observer).map(|mut report| {
+            report.bound = bound;
+            SimulateOutcome::Compare(Box::new(report))
+        });
     }
     check_pretrain(options, &setup, problem, &[setup.routing.as_ref()])?;
     let bound_throughput = bound.as_ref().and_then(|b| b.throughput);
@@ -608,8 +612,21 @@ fn compare(
 ) -> Result<CompareReport> {
     let mut routings = Vec::new();
     for entry in &options.compare {
+        let alone = entry.strip_prefix("table-alone:");
         let mut cfg = match entry.strip_prefix("table:") {
             Some(file) => RoutingConfig::new("table").with("table", PathBuf::from(file)),
+            // The table by itself: every pair on the VL of the SL file beside it (`routes
+            // evolve` writes best.sl when one VL would deadlock), else all on every VC.
+            None if alone.is_some() => {
+                let file = PathBuf::from(alone.unwrap_or_default());
+                let sl = file.with_extension("sl");
+                let cfg = RoutingConfig::new("table").with("table", file);
+                if sl.exists() {
+                    cfg.with("table_mode", "layered").with("table_layers", sl)
+                } else {
+                    cfg.with("table_mode", "plain")
+                }
+            }
             // The problem file's own algorithm keeps its [routing] settings (e.g. the
             // learning parameters); the others run with their defaults.
             None if *entry == setup.routing_config.algorithm => setup.routing_config.clone(),
@@ -667,6 +684,7 @@ fn compare(
         plot: setup.plot_context(),
         normalised: scale,
         routings,
+        bound: None,
         loads,
     })
 }

@@ -10,6 +10,7 @@ pub mod candidates;
 pub(crate) mod deps;
 pub mod io;
 pub mod load;
+pub mod negotiate;
 pub mod route;
 pub mod vl;
 

@@ -10,8 +10,9 @@
 //!   and never moves back up a class. The escape network is deadlock-free from any router and
 //!   a packet in it never leaves it, so the whole hierarchy is deadlock-free whatever the
 //!   table's channel dependencies (Duato's condition).
-//! * [`TableMode::Layered`]: every packet follows its table path on the VC of its pair's layer
-//!   (layers computed elsewhere, e.g. `deps::layer_assignment`).
+//! * [`TableMode::Layered`]: every packet follows its table path on the VCs of its pair's
+//!   layer (layer `l` of `L` gets the block `layer_vcs(l, L, num_vcs)`, as DFSSSP's layers do;
+//!   layers computed elsewhere, e.g. `vl::assign_vls` / `best.sl`).
 //! * [`TableMode::Plain`]: every packet follows its table path on any VC (may deadlock).
 //!
 //! The class of a hierarchy packet lives in `RouteState::flags` (the bits [`CLASS_MASK`]),
@@ -186,7 +187,8 @@ impl TableClasses {
 pub enum TableMode {
     /// Table VCs > minimal adaptive VCs > escape VCs (deadlock-free).
     Hierarchy(TableClasses),
-    /// Pure table routing, pair `p` on VC `layers[p]` (indexed by [`pair_index`]).
+    /// Pure table routing, pair `p` on the VC block of layer `layers[p]` (indexed by
+    /// [`pair_index`]).
     Layered(Vec<u8>),
     /// Pure table routing on every VC (deadlock-free only if the table's channel dependency
     /// graph is acyclic).
@@ -523,13 +525,20 @@ impl RoutingFunction for TableRouting {
                     });
                 }
             }
-            Mode::Layered { layers, .. } => {
+            Mode::Layered { layers, used } => {
                 if let Some(port) = self.table_port(ctx, pkt, state) {
                     let n = self.table.num_routers;
                     let pair = pair_index(n, pkt.src_router as usize, pkt.dst_router as usize);
+                    // The layer's block of VCs (as DFSSSP does): a layer's dependencies stay
+                    // within its block and are acyclic, so any VC of it is safe, and the
+                    // spare VCs are not left idle.
                     out.push(Candidate {
                         port,
-                        vcs: VcRange::single(usize::from(layers[pair])),
+                        vcs: crate::routing::layered::layer_vcs(
+                            usize::from(layers[pair]),
+                            *used,
+                            num_vcs,
+                        ),
                     });
                 }
             }
@@ -749,7 +758,18 @@ pub fn build(
                 ));
             };
             let path = resolve(cfg, file);
-            let layers: Vec<u8> = read_json("routing.table_layers", &path)?;
+            // A per-pair SL file (`routes evolve`'s best.sl), or a JSON array.
+            let layers: Vec<u8> = if path.extension().is_some_and(|e| e == "sl") {
+                let text = std::fs::read_to_string(&path).map_err(|e| {
+                    Error::field(
+                        "routing.table_layers",
+                        format!("cannot read {}: {e}", path.display()),
+                    )
+                })?;
+                super::vl::parse_sl(&text, &path, table.num_routers)?
+            } else {
+                read_json("routing.table_layers", &path)?
+            };
             if layers.len() != table.paths.len() {
                 return Err(Error::field(
                     "routing.table_layers",

@@ -148,6 +148,11 @@ pub(crate) fn normalised_demands(topo: &Topology, demands: Vec<RouterDemand>) ->
         .collect()
 }
 
+/// Share of the initial population drawn as the seed genome when there is one: enough that a
+/// small population has it (a GA with elitism then never returns anything worse), few enough
+/// to leave room for diversity.
+const SEED_GENOME_SHARE: f64 = 0.2;
+
 /// Which router pairs carry training traffic in any pattern.
 pub(crate) fn trained_pairs(demands: &[RouterDemand]) -> Vec<bool> {
     let mut trained = vec![false; demands.first().map_or(0, |d| d.demand.len())];
@@ -169,8 +174,8 @@ pub struct RoutingTableProblem {
     /// Genes of one source router are contiguous: `blocks` are their ranges (the block
     /// crossover swaps whole ones).
     blocks: Vec<std::ops::Range<usize>>,
-    /// A genome to seed the initial population with (e.g. the largest share of each pair in
-    /// an optimal fractional routing), drawn like the DOR genome.
+    /// A genome to seed the initial population with (the negotiated-congestion paths of
+    /// `routes evolve`), drawn for a share [`SEED_GENOME_SHARE`] of it.
     seed_genome: Option<Vec<u8>>,
     ops: TableOperators,
     objectives: Vec<Objective>,
@@ -303,7 +308,7 @@ impl RoutingTableProblem {
         })
     }
 
-    /// Seeds the initial population with `genome` (with the probability of the DOR genome).
+    /// Seeds the initial population with `genome` (a share [`SEED_GENOME_SHARE`] of it).
     pub fn with_seed_genome(mut self, genome: Vec<u8>) -> Result<Self> {
         self.check_genome(&genome)
             .map_err(|e| Error::field("seed genome", e))?;
@@ -504,7 +509,7 @@ impl SearchProblem for RoutingTableProblem {
             return self.dor_genome();
         }
         if let Some(g) = &self.seed_genome
-            && rng.random_bool(self.ops.p_dor_initial)
+            && rng.random_bool(SEED_GENOME_SHARE)
         {
             return g.clone();
         }
