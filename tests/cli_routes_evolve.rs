@@ -4,25 +4,35 @@ mod common;
 
 use common::{error_line, json};
 
-#[test]
-fn evolve_transpose_reports_loads_bounds_and_exports() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
-    let v = json(&[
+/// `routes evolve PROBLEM` with hill climbing 0.5, a small GA and `--json`, exporting to `out`.
+fn evolve(
+    problem: &str,
+    generations: &str,
+    population: &str,
+    out: &std::path::Path,
+) -> serde_json::Value {
+    json(&[
         "routes",
         "evolve",
-        "problems/mesh4x4x4-transpose.toml",
+        problem,
         "--generations",
-        "15",
+        generations,
         "--population",
-        "30",
+        population,
         "--hill-climb",
         "0.5",
         "--quiet",
         "--json",
         "--out",
         out.to_str().unwrap(),
-    ]);
+    ])
+}
+
+#[test]
+fn evolve_transpose_reports_loads_bounds_and_exports() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let v = evolve("problems/mesh4x4x4-transpose.toml", "15", "30", &out);
     let load = v["max_channel_load"].as_f64().unwrap();
     let dor = v["baseline_max_channel_load"].as_f64().unwrap();
     let bound = v["candidate_bound"].as_f64().unwrap();
@@ -301,21 +311,7 @@ fn evolved_tables_of_the_bundled_cases_pass_routes_check() {
     ] {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("out");
-        let v = json(&[
-            "routes",
-            "evolve",
-            problem,
-            "--generations",
-            "10",
-            "--population",
-            "20",
-            "--hill-climb",
-            "0.5",
-            "--quiet",
-            "--json",
-            "--out",
-            out.to_str().unwrap(),
-        ]);
+        let v = evolve(problem, "10", "20", &out);
         let load = v["max_channel_load"].as_f64().unwrap();
         let routing = v["routing_bound"].as_f64().unwrap();
         assert!(

@@ -479,28 +479,28 @@ fn column_generation_matches_the_exact_lp_on_an_8x8_transpose() {
     colgen_matches_exact(&topo, &transpose(8, 1.0));
 }
 
+/// Column generation from one path per pair on the k x k mesh transpose, timed.
+fn transpose_by_column_generation(k: usize) -> (Topology, ColumnGeneration) {
+    let topo = mesh(&[k, k]);
+    let t0 = Instant::now();
+    let options = ColumnGenOptions::default();
+    let cg = column_generation(&topo, &transpose(k, 1.0), None, &options).unwrap();
+    eprintln!(
+        "{k}x{k} transpose: {:?} upper {} in {:.2?}",
+        cg.bound,
+        cg.upper,
+        t0.elapsed()
+    );
+    (topo, cg)
+}
+
 #[test]
 fn column_generation_certifies_a_16x16_transpose_within_its_target() {
     // k x k transpose at 1 flit/router: the k (k - 1) / 2 routers above the diagonal send to
     // those below through the 2 (k - 1) channels leaving the triangle, so the load is at
     // least k / 4 = 4; the LP optimum is higher (50/11, other cuts bind), and the certified
     // bracket is within the 0.1% target.
-    let k = 16;
-    let topo = mesh(&[k, k]);
-    let t0 = Instant::now();
-    let cg = column_generation(
-        &topo,
-        &transpose(k, 1.0),
-        None,
-        &ColumnGenOptions::default(),
-    )
-    .unwrap();
-    eprintln!(
-        "16x16 transpose: {:?} upper {} in {:.2?}",
-        cg.bound,
-        cg.upper,
-        t0.elapsed()
-    );
+    let (topo, cg) = transpose_by_column_generation(16);
     assert!(cg.bound.max_load >= 4.0, "{:?}", cg.bound);
     assert!(cg.upper <= cg.bound.max_load * 1.001, "{}", cg.upper);
     assert!(
@@ -508,29 +508,14 @@ fn column_generation_certifies_a_16x16_transpose_within_its_target() {
         "{:?}",
         cg.bound
     );
-    let routed = routing_bound(&topo, &transpose(k, 1.0)).unwrap();
+    let routed = routing_bound(&topo, &transpose(16, 1.0)).unwrap();
     assert!(routed.method.contains("column-generation"), "{routed:?}");
 }
 
 #[test]
 #[ignore = "slow (minutes): run with --ignored --nocapture for the timing"]
 fn column_generation_on_a_32x32_transpose() {
-    let k = 32;
-    let topo = mesh(&[k, k]);
-    let t0 = Instant::now();
-    let cg = column_generation(
-        &topo,
-        &transpose(k, 1.0),
-        None,
-        &ColumnGenOptions::default(),
-    )
-    .unwrap();
-    eprintln!(
-        "32x32 transpose: {:?} upper {} in {:.2?}",
-        cg.bound,
-        cg.upper,
-        t0.elapsed()
-    );
+    let (_, cg) = transpose_by_column_generation(32);
     assert!(cg.bound.max_load >= 8.0);
     assert!(cg.upper <= cg.bound.max_load * 1.001);
 }

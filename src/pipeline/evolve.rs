@@ -3,6 +3,7 @@
 //! baseline routing (DOR) and the LP bounds, and export the best table. docs/formats.md,
 //! "`routes evolve --json`", describes [`EvolveReport`].
 
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
@@ -27,7 +28,8 @@ use crate::routing::table::vl::{MAX_VLS, assign_vls, check_table, to_sl_string};
 use crate::routing::table::{CandidateSet, RouterPath, RoutingTable};
 use crate::search::algorithms::ga;
 use crate::search::problems::routing_tables::{
-    Aggregate, RoutingTableProblem, check_table_search_size, normalised_demands, trained_pairs,
+    Aggregate, RoutingTableProblem, check_table_search_size, combined_demand, load_targets,
+    normalised_demands, trained_pairs,
 };
 use crate::search::{AlgorithmName, RunSettings, SearchProblem, Termination, run, run_seed};
 use crate::sim::{SimParams, simulate_point};
@@ -227,35 +229,36 @@ fn combine(bounds: &[Bound], aggregate: Aggregate) -> (f64, bool, String) {
     (value, exact, bounds[0].method.clone())
 }
 
-/// Puts each pair's negotiated path and its paths of the optimal fractional routings (largest
-/// share first, over the patterns) right after its DOR candidate, ahead of the generated ones.
-/// Returns how many paths were new and, per pair, the candidate index of the first of them
-/// (the seed genome's choice).
-fn add_lp_candidates(
-    cands: &mut CandidateSet,
-    colgen: &[Option<ColumnGeneration>],
-    negotiated: Option<&(Vec<usize>, Vec<RouterPath>, f64)>,
-) -> (usize, std::collections::HashMap<usize, u8>) {
-    let mut preferred: std::collections::BTreeMap<usize, Vec<(f64, RouterPath)>> =
-        Default::default();
-    // The negotiated path first (a share above any LP share).
-    if let Some((pairs, paths, _)) = negotiated {
-        for (&pair, path) in pairs.iter().zip(paths) {
-            preferred.entry(pair).or_default().push((2.0, path.clone()));
-        }
-    }
+/// Each pair's paths of the optimal fractional routings, largest share first over the
+/// patterns.
+fn lp_preferences(colgen: &[Option<ColumnGeneration>]) -> BTreeMap<usize, Vec<RouterPath>> {
+    let mut shares: BTreeMap<usize, Vec<(f64, RouterPath)>> = BTreeMap::new();
     for cg in colgen.iter().flatten() {
         for (pair, paths) in &cg.paths {
-            let list = preferred.entry(*pair).or_default();
+            let list = shares.entry(*pair).or_default();
             list.extend(paths.iter().map(|p| (p.share, p.path.clone())));
         }
     }
+    shares
+        .into_iter()
+        .map(|(pair, mut list)| {
+            list.sort_by(|a, b| b.0.total_cmp(&a.0));
+            (pair, list.into_iter().map(|(_, p)| p).collect())
+        })
+        .collect()
+}
+
+/// Puts each pair's `preferred` paths, in order, right after its DOR candidate, ahead of the
+/// generated ones. Returns how many paths were new and, per pair, the candidate index of the
+/// first of them (the seed genome's choice).
+fn add_preferred(
+    cands: &mut CandidateSet,
+    preferred: &BTreeMap<usize, Vec<RouterPath>>,
+) -> (usize, HashMap<usize, u8>) {
     let mut added = 0;
-    let mut seed = std::collections::HashMap::new();
-    for (pair, mut list) in preferred {
-        list.sort_by(|a, b| b.0.total_cmp(&a.0));
-        let paths: Vec<RouterPath> = list.into_iter().map(|(_, p)| p).collect();
-        added += cands.prefer(pair, &paths);
+    let mut seed = HashMap::new();
+    for (&pair, paths) in preferred {
+        added += cands.prefer(pair, paths);
         if let Some(k) = paths
             .first()
             .and_then(|top| cands.paths[pair].iter().position(|p| p == top))
@@ -352,49 +355,38 @@ pub(crate) fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Res
     // One path per trained pair by negotiated congestion over all paths, started from each
     // pair's largest LP share (or its DOR path): it reaches integral arrangements the LP's
     // paths and the GA's moves miss (one flow per channel on the 4x4x4 transpose).
-    let negotiated: Option<(Vec<usize>, Vec<RouterPath>, f64)> =
-        (!cfg.destination_based).then(|| {
-            let pairs: Vec<usize> = (0..trained.len()).filter(|&p| trained[p]).collect();
-            let start: Vec<RouterPath> = pairs
-                .iter()
-                .map(|&pair| {
-                    colgen
-                        .iter()
-                        .flatten()
-                        .find_map(|cg| {
-                            cg.paths
-                                .binary_search_by_key(&pair, |(p, _)| *p)
-                                .ok()
-                                .and_then(|i| cg.paths[i].1.first())
-                                .map(|s| s.path.clone())
-                        })
-                        .unwrap_or_else(|| cands.paths[pair][0].clone())
-                })
-                .collect();
-            let targets: Vec<&[f64]> = match cfg.aggregate {
-                Aggregate::Worst => demands.iter().map(|d| &d.demand[..]).collect(),
-                // The mean of maxima is not what negotiation lowers; the summed demand is
-                // its usual stand-in, as for hill climbing.
-                Aggregate::Average => Vec::new(),
-            };
-            let combined: Vec<f64>;
-            let targets = if targets.is_empty() {
-                combined = (0..demands[0].demand.len())
-                    .map(|i| demands.iter().map(|d| d.demand[i]).sum())
-                    .collect();
-                vec![&combined[..]]
-            } else {
-                targets
-            };
-            let mut rng =
-                <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(run_seed(p.seed, 1));
-            let (paths, max) =
-                negotiate_paths(&topo, &targets, &pairs, start, NEGOTIATION_ROUNDS, &mut rng);
-            (pairs, paths, max)
-        });
+    let mut preferred = lp_preferences(&colgen);
+    let mut negotiated_max = None;
+    if !cfg.destination_based {
+        let pairs: Vec<usize> = (0..trained.len()).filter(|&p| trained[p]).collect();
+        let start: Vec<RouterPath> = pairs
+            .iter()
+            .map(|&pair| {
+                // The largest share in the first pattern with the pair, else DOR.
+                colgen
+                    .iter()
+                    .flatten()
+                    .find_map(|cg| {
+                        let i = cg.paths.binary_search_by_key(&pair, |(p, _)| *p).ok()?;
+                        cg.paths[i].1.first().map(|s| s.path.clone())
+                    })
+                    .unwrap_or_else(|| cands.paths[pair][0].clone())
+            })
+            .collect();
+        let combined = combined_demand(&demands);
+        let targets = load_targets(&demands, &combined, cfg.aggregate);
+        let mut rng =
+            <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(run_seed(p.seed, 1));
+        let (paths, max) =
+            negotiate_paths(&topo, &targets, &pairs, start, NEGOTIATION_ROUNDS, &mut rng);
+        // The negotiated path goes first among each pair's preferred candidates.
+        for (pair, path) in pairs.into_iter().zip(paths) {
+            preferred.entry(pair).or_default().insert(0, path);
+        }
+        negotiated_max = Some(max);
+    }
     let negotiation_seconds = bounds_start.elapsed().as_secs_f64() - colgen_seconds;
-    let (lp_candidates_added, seed_choice) =
-        add_lp_candidates(&mut cands, &colgen, negotiated.as_ref());
+    let (lp_candidates_added, seed_choice) = add_preferred(&mut cands, &preferred);
     let problem = if cfg.destination_based {
         RoutingTableProblem::destination_based(topo.clone(), demands, cfg.operators())
     } else {
@@ -658,7 +650,7 @@ pub(crate) fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Res
         trained_pairs: trained_count,
         untrained_pairs: trained.len() - trained_count,
         lp_candidates_added,
-        negotiated_max_channel_load: negotiated.as_ref().map(|n| n.2),
+        negotiated_max_channel_load: negotiated_max,
         negotiation_seconds,
         column_generation: colgen
             .iter()

@@ -28,8 +28,13 @@ pub struct VlAssignment {
 /// (including a path whose own dependencies form a cycle).
 pub fn assign_vls(topo: &Topology, table: &RoutingTable, max_vls: usize) -> Option<VlAssignment> {
     let sl = layer_assignment(topo, table, max_vls)?;
-    let num_vls = sl.iter().map(|&l| usize::from(l) + 1).max().unwrap_or(1);
+    let num_vls = vls_used(&sl);
     Some(VlAssignment { sl, num_vls })
+}
+
+/// VLs a per-pair SL list uses (SLs are VLs, from 0).
+fn vls_used(sl: &[u8]) -> usize {
+    sl.iter().map(|&l| usize::from(l) + 1).max().unwrap_or(1)
 }
 
 /// What `routes check` found.
@@ -77,9 +82,7 @@ pub fn check_table(topo: &Topology, table: &RoutingTable, sl: Option<&[u8]>) -> 
                 }
             }
         }
-        num_vls = sl.map_or(1, |s| {
-            s.iter().map(|&l| usize::from(l) + 1).max().unwrap_or(1)
-        });
+        num_vls = sl.map_or(1, vls_used);
         // One dependency graph over (channel, VL): a cycle lies within one VL, since a path
         // keeps its VL.
         cycle =

@@ -10,7 +10,7 @@
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 
-use super::{Aggregate, Decoding, RoutingTableProblem};
+use super::{Decoding, RoutingTableProblem, load_targets};
 use crate::routing::table::load::channel_loads;
 use crate::routing::table::pair_index;
 use crate::topology::model::Endpoint;
@@ -26,10 +26,7 @@ const POWER: i32 = 12;
 impl RoutingTableProblem {
     /// Demand vectors whose channel maxima the objective combines.
     fn climb_targets(&self) -> Vec<&[f64]> {
-        match self.ops.aggregate {
-            Aggregate::Worst => self.demands.iter().map(|d| &d.demand[..]).collect(),
-            Aggregate::Average => vec![&self.combined.demand[..]],
-        }
+        load_targets(&self.demands, &self.combined, self.ops.aggregate)
     }
 
     pub(super) fn hill_climb(&self, genome: &mut [u8], rng: &mut ChaCha8Rng) {
@@ -47,18 +44,7 @@ impl RoutingTableProblem {
             return;
         };
         let targets = self.climb_targets();
-        let mut loads: Vec<Vec<f64>> = targets
-            .iter()
-            .map(|demand| {
-                let mut load = vec![0.0; 2 * self.topo.links.len()];
-                for (g, &pair) in pairs.iter().enumerate() {
-                    for &c in &channels[g][genome[g] as usize] {
-                        load[c] += demand[pair] / self.bandwidth(c);
-                    }
-                }
-                load
-            })
-            .collect();
+        let mut loads = self.candidate_channel_loads(genome, &targets);
         self.balance_candidates(genome, &targets, &mut loads, rng);
         for _ in 0..MOVES {
             let Some((q, hot, max)) = hottest(&loads) else {

@@ -153,6 +153,31 @@ pub(crate) fn normalised_demands(topo: &Topology, demands: Vec<RouterDemand>) ->
 /// to leave room for diversity.
 const SEED_GENOME_SHARE: f64 = 0.2;
 
+/// The sum of the training patterns (one or more).
+pub(crate) fn combined_demand(demands: &[RouterDemand]) -> RouterDemand {
+    let mut combined = demands[0].clone();
+    for d in &demands[1..] {
+        for (c, x) in combined.demand.iter_mut().zip(&d.demand) {
+            *c += x;
+        }
+    }
+    combined
+}
+
+/// The demand vectors whose channel maxima the searches lower: every pattern for
+/// `aggregate = "worst"`; for `"average"` (a mean of maxima, which no move lowers directly)
+/// their sum, the usual stand-in.
+pub(crate) fn load_targets<'a>(
+    demands: &'a [RouterDemand],
+    combined: &'a RouterDemand,
+    aggregate: Aggregate,
+) -> Vec<&'a [f64]> {
+    match aggregate {
+        Aggregate::Worst => demands.iter().map(|d| &d.demand[..]).collect(),
+        Aggregate::Average => vec![&combined.demand[..]],
+    }
+}
+
 /// Which router pairs carry training traffic in any pattern.
 pub(crate) fn trained_pairs(demands: &[RouterDemand]) -> Vec<bool> {
     let mut trained = vec![false; demands.first().map_or(0, |d| d.demand.len())];
@@ -277,12 +302,7 @@ impl RoutingTableProblem {
             ));
         }
         let demands = normalised_demands(&topo, demands);
-        let mut combined = demands[0].clone();
-        for d in &demands[1..] {
-            for (c, x) in combined.demand.iter_mut().zip(&d.demand) {
-                *c += x;
-            }
-        }
+        let combined = combined_demand(&demands);
         for (field, p) in [
             ("evolve.p_cross", ops.p_cross),
             ("evolve.hill_climb", ops.hill_climb),
@@ -409,20 +429,21 @@ impl RoutingTableProblem {
         self.topo.links[channel / 2].params.bandwidth
     }
 
-    /// Channel utilisation per training pattern of a candidate-path genome.
-    fn candidate_channel_loads(&self, genome: &[u8]) -> Vec<Vec<f64>> {
+    /// Channel utilisation of a candidate-path genome under each of `targets` (demand
+    /// vectors in `pair_index` order).
+    fn candidate_channel_loads(&self, genome: &[u8], targets: &[&[f64]]) -> Vec<Vec<f64>> {
         let Decoding::Candidates {
             pairs, channels, ..
         } = &self.decoding
         else {
             unreachable!("candidate-path genomes only");
         };
-        self.demands
+        targets
             .iter()
             .map(|d| {
                 let mut load = vec![0.0; 2 * self.topo.links.len()];
                 for (g, &pair) in pairs.iter().enumerate() {
-                    let rate = d.demand[pair];
+                    let rate = d[pair];
                     if rate != 0.0 {
                         for &c in &channels[g][genome[g] as usize] {
                             load[c] += rate;
@@ -448,8 +469,9 @@ impl RoutingTableProblem {
                 average_hops(&table, &self.combined),
             );
         };
+        let patterns: Vec<&[f64]> = self.demands.iter().map(|d| &d.demand[..]).collect();
         let loads = self
-            .candidate_channel_loads(genome)
+            .candidate_channel_loads(genome, &patterns)
             .iter()
             .map(|l| l.iter().copied().fold(0.0, f64::max))
             .collect();
