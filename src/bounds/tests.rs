@@ -590,11 +590,9 @@ fn integral_optima_of_the_evolved_cases() {
         .map(|r| (r, (r % 8 + 3) % 8 + 8 * ((r / 8 + 3) % 8)))
         .collect();
     let t0 = Instant::now();
-    eprintln!(
-        "torus 8x8 tornado: {} flows in {:.1?}",
-        integral_optimum(&torus, &tornado),
-        t0.elapsed()
-    );
+    let flows = integral_optimum(&torus, &tornado);
+    eprintln!("torus 8x8 tornado: {flows} flows in {:.1?}", t0.elapsed());
+    assert!((flows - 2.0).abs() < 1e-6, "{flows}");
     let mesh = mesh(&[4, 4, 4]);
     // Bit-transpose of the 6-bit node id: the low 3 bits and the high 3 bits swap.
     let transpose: Vec<(usize, usize)> = (0..64)
@@ -602,9 +600,10 @@ fn integral_optima_of_the_evolved_cases() {
         .filter(|(r, d)| r != d)
         .collect();
     let t0 = Instant::now();
+    let flows = integral_optimum(&mesh, &transpose);
     eprintln!(
-        "mesh 4x4x4 transpose: {} flows in {:.1?}",
-        integral_optimum(&mesh, &transpose),
+        "mesh 4x4x4 transpose: {flows} flows in {:.1?}",
         t0.elapsed()
     );
+    assert!((flows - 1.0).abs() < 1e-6, "{flows}");
 }
