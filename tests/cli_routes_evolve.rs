@@ -340,3 +340,93 @@ fn evolved_tables_of_the_bundled_cases_pass_routes_check() {
         assert!(report["deadlock"].is_null(), "{problem}: {report}");
     }
 }
+
+/// With `--lmc`, the best table is fitted to 2^LMC destination trees per destination and
+/// exported as LMC LFTs plus LID offsets that `routes check --lft --lids` walks back to the
+/// table. Transpose + bit-complement sends two flows to each router: LMC 2 (DOR's tree and
+/// up to three more) carries the optimum as it is, LMC 1 reroutes what does not fit.
+#[test]
+fn lmc_export_carries_the_evolved_table_and_routes_check_verifies_it() {
+    let problem = "problems/mesh4x4x4-transpose-bitcomp.toml";
+    for lmc in ["1", "2"] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let v = json(&[
+            "routes",
+            "evolve",
+            problem,
+            "--generations",
+            "10",
+            "--population",
+            "20",
+            "--hill-climb",
+            "0.5",
+            "--lmc",
+            lmc,
+            "--quiet",
+            "--json",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        let report = &v["lmc"];
+        let layers = report["layers_used"].as_u64().unwrap();
+        assert!(
+            layers >= 2 && layers <= 1 << lmc.parse::<u32>().unwrap(),
+            "{report}"
+        );
+        let load = v["max_channel_load"].as_f64().unwrap();
+        let unconstrained = report["unconstrained_max_channel_load"].as_f64().unwrap();
+        assert!(load >= unconstrained * (1.0 - 1e-9), "{v}");
+        if lmc == "2" {
+            assert_eq!(report["rerouted_pairs"], 0, "{report}");
+            assert!((load - unconstrained).abs() < 1e-9);
+        }
+        let path = |f: &str| out.join(f).display().to_string();
+        let (table, lft, lid, sl) = (
+            path("best.json"),
+            path("best.lmc.lft"),
+            path("best.lid"),
+            path("best.sl"),
+        );
+        let mut args = vec![
+            "routes", "check", problem, &table, "--lft", &lft, "--lids", &lid, "--lmc", lmc,
+            "--json",
+        ];
+        if v["vls_needed"].as_u64() != Some(1) {
+            args.extend(["--sl", &sl]);
+        }
+        let check = json(&args);
+        assert_eq!(check["lft"]["matches_table"], true, "{check}");
+        assert!(check["deadlock"].is_null(), "{check}");
+        // The same files read with a smaller LMC are refused, naming the file and line.
+        if lmc == "2" {
+            let err = error_line(&[
+                "routes", "check", problem, &table, "--lft", &lft, "--lids", &lid, "--lmc", "1",
+            ]);
+            assert!(err.contains("best.json: the table fails"), "{err}");
+            // `routes export --lmc 0` refuses a table of several trees per destination.
+            let lft0 = dir.path().join("x.lft").display().to_string();
+            let err = error_line(&[
+                "routes", "export", problem, "--table", &table, "--format", "lft", "--lmc", "0",
+                "-o", &lft0,
+            ]);
+            assert!(
+                err.contains("need more than 2^0 = 1 destination trees"),
+                "{err}"
+            );
+            let err = error_line(&[
+                "routes", "export", problem, "--table", &table, "--format", "lft", "--lmc", "8",
+                "-o", &lft0,
+            ]);
+            assert!(
+                err.contains("--lmc: 8 is above InfiniBand's largest LMC, 7"),
+                "{err}"
+            );
+            let bad_out = dir.path().join("e").display().to_string();
+            let err = error_line(&[
+                "routes", "evolve", problem, "--lmc", "9", "--quiet", "--out", &bad_out,
+            ]);
+            assert!(err.contains("evolve.lmc: 9 is above"), "{err}");
+        }
+    }
+}

@@ -467,7 +467,12 @@ fn column_generation_paths_are_a_routing_at_the_upper_bound() {
     }
     let max = load.iter().copied().fold(0.0, f64::max);
     // Shares below 1e-6 are dropped and the rest renormalised, hence the tolerance.
-    assert!(max <= cg.upper * (1.0 + 1e-4), "{max} > {}", cg.upper);
+    assert!(
+        max <= cg.paths_upper * (1.0 + 1e-4),
+        "{max} > {}",
+        cg.paths_upper
+    );
+    assert!(cg.upper <= cg.paths_upper);
     // The x <-> z transpose: the 24 routers with x < z send 24 flits through the 24 channels
     // into the diagonal plane x = z, and the optimum meets that cut.
     assert!((cg.bound.max_load - 1.0).abs() < 2e-3, "{:?}", cg.bound);
@@ -518,6 +523,67 @@ fn column_generation_on_a_32x32_transpose() {
     let (_, cg) = transpose_by_column_generation(32);
     assert!(cg.bound.max_load >= 8.0);
     assert!(cg.upper <= cg.bound.max_load * 1.001);
+}
+
+/// Router demand of the group shift ADV+1 on a dragonfly with `a` routers of `p` terminals
+/// per group: every terminal sends one flit per cycle, spread evenly over group `G + 1`.
+fn group_shift(p: usize, a: usize, g: usize) -> RouterDemand {
+    let n = a * g;
+    let mut demand = vec![0.0; n * (n - 1)];
+    for s in 0..n {
+        let next = (s / a + 1) % g;
+        for d in next * a..(next + 1) * a {
+            demand[pair_index(n, s, d)] = p as f64 / a as f64;
+        }
+    }
+    RouterDemand {
+        num_routers: n,
+        demand,
+    }
+}
+
+#[test]
+fn column_generation_certifies_the_dragonfly_group_shift() {
+    // p = 4, a = 8, h = 4, g = 33 (1,056 terminals): each group sends 32 flits per cycle to
+    // the next. With x on the one direct global channel and the rest over two global hops
+    // (a minimal path to another group, then onwards), the 33 groups put 33 (64 - x) flits on
+    // the 1,056 global channels, and x <= t: so t >= 64/33 = 1.9394. That is the LP optimum:
+    // lengths 2 on the direct global channels and 1 on the others certify it. The master's
+    // interior-point duals certified only 0.37 here; the dual ascent must find the bound
+    // within 0.5%. From minimum-hop paths the path budget stops the master early, so the
+    // achievable end comes from the ascent's averaged routings (2.146 measured; with 30,000
+    // new paths the master reaches 1.9507 in 8 rounds and 411 s, docs/bounds.md).
+    let topo = crate::topology::generators::dragonfly::dragonfly(
+        4,
+        8,
+        4,
+        33,
+        crate::topology::generators::dragonfly::DragonflyArrangement::Absolute,
+        &LinkParams::default(),
+    )
+    .unwrap();
+    let t0 = Instant::now();
+    let options = ColumnGenOptions::default();
+    let cg = column_generation(&topo, &group_shift(4, 8, 33), None, &options).unwrap();
+    eprintln!(
+        "dragonfly ADV+1: {:?} upper {} in {:.2?}",
+        cg.bound,
+        cg.upper,
+        t0.elapsed()
+    );
+    let optimum = 64.0 / 33.0;
+    assert!(
+        cg.bound.max_load <= optimum * (1.0 + 1e-9),
+        "{:?}",
+        cg.bound
+    );
+    assert!(cg.bound.max_load >= optimum * 0.995, "{:?}", cg.bound);
+    assert!(cg.upper >= optimum * (1.0 - 1e-9), "{}", cg.upper);
+    assert!(cg.upper <= optimum * 1.12, "{}", cg.upper);
+    let BoundKind::Approximate { gap } = cg.bound.kind else {
+        unreachable!()
+    };
+    assert!((cg.upper / cg.bound.max_load - 1.0 - gap).abs() < 1e-9);
 }
 
 #[test]
@@ -606,4 +672,28 @@ fn integral_optima_of_the_evolved_cases() {
         t0.elapsed()
     );
     assert!((flows - 1.0).abs() < 1e-6, "{flows}");
+}
+
+#[test]
+#[ignore = "slow (a minute): run with --ignored --nocapture for the gaps and timings"]
+fn approximation_with_dual_ascent_on_large_meshes_under_uniform_traffic() {
+    // The optimum is the bisection bound k^3 / (4 (k^2 - 1)) (see above). Garg–Könemann alone
+    // stopped at 19% (16x16) and 22% (32x32) after 400 phases; the dual ascent from its best
+    // lengths closes most of that.
+    for k in [16, 32] {
+        let topo = mesh(&[k, k]);
+        let t0 = Instant::now();
+        let b =
+            routing_bound_approx(&topo, &uniform(k * k, 1.0), &ApproxOptions::default()).unwrap();
+        let exact = (k * k * k) as f64 / (4.0 * (k * k - 1) as f64);
+        eprintln!(
+            "{k}x{k} uniform: {b:?} exact {exact} in {:.2?}",
+            t0.elapsed()
+        );
+        brackets(&b, exact);
+        let BoundKind::Approximate { gap } = b.kind else {
+            unreachable!()
+        };
+        assert!(gap <= 0.05, "{b:?}");
+    }
 }

@@ -3,18 +3,22 @@
 //! `export::routes`. New subcommands (e.g. `routes evolve`) go into [`RoutesCommand`].
 
 use std::io::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand, ValueEnum};
 
+use crate::export::lmc::to_lmc_lft_string;
 use crate::export::routes::{
     DETERMINISTIC_ALGORITHMS, RoutesFormat, table_from_routing, to_format_string, walked_metadata,
 };
 use crate::files::write_atomically;
 use crate::problem_file::LoadedProblem;
 use crate::registry::routing::build_routing;
-use crate::routing::table::io::read_json;
+use crate::routing::table::io::{parse_lft, read_json};
+use crate::routing::table::lmc::{
+    MAX_LMC, check_lmc_files, pack, parse_lid_offsets, to_lid_string,
+};
 use crate::routing::table::vl::{check_table, parse_sl};
 use crate::routing::table::{PathOrigin, RoutingTable};
 use crate::topology::Topology;
@@ -47,6 +51,16 @@ pub struct CheckArgs {
     /// The per-pair service-level file (`best.sl` of `routes evolve`).
     #[arg(long)]
     pub sl: Option<PathBuf>,
+    /// InfiniBand LFTs to check against the table: walking them from every source router
+    /// must give the table's path (with `--lids`, the LMC LFTs, walked at each pair's LID).
+    #[arg(long)]
+    pub lft: Option<PathBuf>,
+    /// The source-to-LID offset file (`best.lid`) of LMC LFTs given with `--lft`.
+    #[arg(long, requires_all = ["lft", "lmc"])]
+    pub lids: Option<PathBuf>,
+    /// The LMC of `--lft` and `--lids`.
+    #[arg(long, requires = "lids")]
+    pub lmc: Option<u8>,
     /// Print the findings as JSON.
     #[arg(long)]
     pub json: bool,
@@ -69,6 +83,12 @@ pub struct ExportArgs {
     /// Output file (default: standard output).
     #[arg(short, long)]
     pub output: Option<PathBuf>,
+    /// With `--format lft`: LMC LFTs (2^LMC LIDs per channel adapter, one destination tree
+    /// each) for a per-pair table, plus the source-to-LID offsets in the output file with the
+    /// extension `.lid`. Refused if the table's paths towards some destination need more
+    /// than 2^LMC trees (evolve it with `lmc` in `[evolve]` so that they fit).
+    #[arg(long, requires = "output")]
+    pub lmc: Option<u8>,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -109,8 +129,21 @@ fn check(args: &CheckArgs) -> Result<()> {
         None => None,
     };
     let report = check_table(&topo, &table, sl.as_deref());
+    let lft = match &args.lft {
+        Some(path) if report.delivers => Some(check_lft(&topo, &table, path, args)),
+        _ => None,
+    };
     if args.json {
-        super::print_json_sorted(&report)?;
+        let mut value = serde_json::to_value(&report)?;
+        if let Some(lft) = &lft {
+            value["lft"] = serde_json::json!({
+                "file": args.lft.as_ref().map(|p| p.display().to_string()),
+                "lmc": args.lmc,
+                "matches_table": lft.is_ok(),
+                "error": lft.as_ref().err().map(|e| format!("{e:#}")),
+            });
+        }
+        super::print_json_sorted(&value)?;
     } else {
         let mut out = std::io::stdout().lock();
         match &report.delivery_error {
@@ -151,8 +184,54 @@ fn check(args: &CheckArgs) -> Result<()> {
             }
         }
     }
-    if !report.passed() {
+    if !args.json {
+        let mut out = std::io::stdout().lock();
+        match (&lft, &args.lft) {
+            (Some(Ok(())), Some(path)) => writeln!(
+                out,
+                "LFTs: walking {}{} from every source gives the table's paths",
+                path.display(),
+                if args.lids.is_some() {
+                    " at each pair's LID"
+                } else {
+                    ""
+                }
+            )?,
+            (Some(Err(e)), Some(_)) => writeln!(out, "LFTs: FAILED: {e:#}")?,
+            _ => {}
+        }
+    }
+    if !report.passed() || matches!(lft, Some(Err(_))) {
         bail!("{}: the table fails the checks above", args.table.display());
+    }
+    Ok(())
+}
+
+/// Walks the LFT file (LMC with `--lids`) and compares every pair with the table.
+fn check_lft(topo: &Topology, table: &RoutingTable, path: &Path, args: &CheckArgs) -> Result<()> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let lfts = parse_lft(&text, path)?;
+    match (&args.lids, args.lmc) {
+        (Some(lids), Some(lmc)) => {
+            let text = std::fs::read_to_string(lids)
+                .with_context(|| format!("reading {}", lids.display()))?;
+            let offsets = parse_lid_offsets(&text, lids, topo.num_routers(), lmc)?;
+            check_lmc_files(topo, table, &lfts, path, &offsets, lmc)?;
+        }
+        _ => {
+            let walked = lfts.to_table(topo, path)?;
+            if let Some(pair) = (0..table.paths.len()).find(|&i| walked.paths[i] != table.paths[i])
+            {
+                let (s, d) = crate::routing::table::pair_of(topo.num_routers(), pair);
+                bail!(
+                    "{}: pair {s} -> {d}: the LFTs route it {:?}, the table {:?}",
+                    path.display(),
+                    walked.paths[pair].routers,
+                    table.paths[pair].routers
+                );
+            }
+        }
     }
     Ok(())
 }
@@ -194,6 +273,25 @@ fn export(args: &ExportArgs) -> Result<()> {
         Format::Paths => RoutesFormat::Paths,
         Format::Lft => RoutesFormat::Lft,
     };
+    // Refused before any warning: a table LMC cannot carry is not exported at all.
+    let lmc = match args.lmc {
+        Some(lmc) => {
+            if !matches!(format, RoutesFormat::Lft) {
+                bail!("--lmc: only with --format lft");
+            }
+            if lmc > MAX_LMC {
+                bail!("--lmc: {lmc} is above InfiniBand's largest LMC, {MAX_LMC}");
+            }
+            let asg = pack(&topo, &table, lmc).with_context(|| {
+                format!(
+                    "--lmc {lmc}: the table cannot be carried by {} LIDs per port",
+                    1 << lmc
+                )
+            })?;
+            Some(asg)
+        }
+        None => None,
+    };
     // Not silently: a table that deadlocks on one VL needs the VL assignment of `routes
     // evolve` (best.sl) or another deadlock-avoidance scheme in the fabric.
     if let Err(cycle) = crate::routing::table::deps::is_deadlock_free_single_vc(&topo, &table) {
@@ -203,6 +301,20 @@ fn export(args: &ExportArgs) -> Result<()> {
              --sl`)",
             cycle.len()
         );
+    }
+    if let Some(asg) = &lmc {
+        let output = args.output.as_ref().expect("clap: --lmc requires --output");
+        let lid_file = output.with_extension("lid");
+        write_atomically(output, to_lmc_lft_string(&topo, asg)?.as_bytes())?;
+        write_atomically(&lid_file, to_lid_string(asg).as_bytes())?;
+        eprintln!(
+            "wrote {} and {} (LMC {}: at most {} destination trees used per destination)",
+            output.display(),
+            lid_file.display(),
+            asg.lmc,
+            asg.layers_used
+        );
+        return Ok(());
     }
     let (text, warnings) = to_format_string(&topo, &table, &meta, format)?;
     for w in warnings {

@@ -27,6 +27,9 @@ pub struct EvolveArgs {
     /// Override evolve.hill_climb (probability per child of the hill-climbing step).
     #[arg(long, value_name = "P")]
     pub hill_climb: Option<f64>,
+    /// Override evolve.lmc: export for InfiniBand with this LMC (best.lmc.lft, best.lid).
+    #[arg(long, value_name = "LMC")]
+    pub lmc: Option<u8>,
     /// Output directory (default populations/<name>-evolve): checkpoint and best-table exports.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -58,6 +61,7 @@ pub(crate) fn run_evolve(args: &EvolveArgs) -> Result<()> {
         generations: args.generations,
         population: args.population,
         hill_climb: args.hill_climb,
+        lmc: args.lmc,
         out: args.out.clone(),
         resume: args.resume,
         force: args.force,
@@ -134,6 +138,20 @@ fn print_text(r: &EvolveReport) -> Result<()> {
                     .to_string(),
             }
         )?,
+    }
+    if let Some(l) = &r.lmc {
+        writeln!(
+            out,
+            "LMC {}: the table fits {} destination tree(s) per destination ({} LIDs per port); \
+             {} pair(s) rerouted to fit, max channel load {:.4} (unconstrained {:.4}); \
+             best.lmc.lft and best.lid carry it",
+            l.lmc,
+            l.layers_used,
+            1 << l.lmc,
+            l.rerouted_pairs,
+            r.max_channel_load,
+            l.unconstrained_max_channel_load
+        )?;
     }
     for (label, sims) in [
         ("evolved (hierarchy)", &r.simulated),

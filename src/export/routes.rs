@@ -190,7 +190,7 @@ pub(crate) fn to_path_list_string(topo: &Topology, table: &RoutingTable) -> (Str
     (out, warnings)
 }
 
-fn one_line(s: &str) -> String {
+pub(crate) fn one_line(s: &str) -> String {
     s.chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect()
@@ -283,6 +283,19 @@ pub(crate) fn to_lft_string(topo: &Topology, table: &RoutingTable) -> Result<Str
     Ok(out)
 }
 
+/// InfiniBand port of our `port` (`port + 1`; IB switches have at most 254 ports).
+pub(crate) fn ib_port(r: usize, port: usize) -> Result<u8> {
+    u8::try_from(port + 1)
+        .ok()
+        .filter(|&p| p < 255)
+        .ok_or_else(|| {
+            Error::field(
+                format!("router {r} port {port}"),
+                "InfiniBand switches have at most 254 ports (IB port = port + 1)",
+            )
+        })
+}
+
 /// Per switch, the InfiniBand output port for every LID 1..=num_routers + num_terminals
 /// (`entries[r][lid - 1]`).
 pub(crate) fn lft_entries(topo: &Topology, table: &RoutingTable) -> Result<Vec<Vec<u8>>> {
@@ -304,17 +317,6 @@ pub(crate) fn lft_entries(topo: &Topology, table: &RoutingTable) -> Result<Vec<V
         ));
     }
     let next = destination_next_hops(table)?;
-    let ib_port = |r: usize, port: usize| -> Result<u8> {
-        u8::try_from(port + 1)
-            .ok()
-            .filter(|&p| p < 255)
-            .ok_or_else(|| {
-                Error::field(
-                    format!("router {r} port {port}"),
-                    "InfiniBand switches have at most 254 ports (IB port = port + 1)",
-                )
-            })
-    };
     let mut entries = vec![Vec::with_capacity(max_lid); n];
     for (r, row) in entries.iter_mut().enumerate() {
         for d in 0..n {

@@ -11,6 +11,8 @@ use serde::Serialize;
 use serde_json::json;
 
 use super::check_output_dir;
+pub use super::fabric_files::LmcReport;
+use super::fabric_files::{write_lmc_files, write_sl_files};
 use crate::bounds::{
     Bound, BoundKind, COLGEN_PAIR_LIMIT, ColumnGenOptions, ColumnGeneration, EXACT_ROUTER_LIMIT,
     candidate_bound, column_generation, demand_pairs, routing_bound, single_path_bound,
@@ -21,10 +23,11 @@ use crate::registry::routing::build_routing;
 use crate::routing::RoutingFunction;
 use crate::routing::table::candidates::{CandidateOptions, MAX_BITS, generate_candidates_for};
 use crate::routing::table::io::TableMetadata;
+use crate::routing::table::lmc::{LmcFitter, MAX_LMC, constrain};
 use crate::routing::table::load::RouterDemand;
 use crate::routing::table::negotiate::negotiate_paths;
 use crate::routing::table::route::{TableClasses, TableMode, TableRouting};
-use crate::routing::table::vl::{MAX_VLS, assign_vls, check_table, to_sl_string};
+use crate::routing::table::vl::{MAX_VLS, assign_vls};
 use crate::routing::table::{CandidateSet, RouterPath, RoutingTable};
 use crate::search::algorithms::ga;
 use crate::search::problems::routing_tables::{
@@ -46,6 +49,8 @@ pub(crate) struct EvolveOptions {
     pub generations: Option<usize>,
     pub population: Option<usize>,
     pub hill_climb: Option<f64>,
+    /// Overrides `evolve.lmc`.
+    pub lmc: Option<u8>,
     /// Output folder (default `populations/<name>-evolve`).
     pub out: Option<PathBuf>,
     /// Continue from the checkpoint; `force` even if the configuration changed.
@@ -121,6 +126,9 @@ pub(crate) struct EvolveReport {
     /// channels of one dependency cycle.
     pub deadlock_free_alone: bool,
     pub dependency_cycle: Option<Vec<usize>>,
+    /// With `evolve.lmc`: what fitting the table to 2^lmc destination trees per destination
+    /// did (`max_channel_load` and everything else describe the constrained table).
+    pub lmc: Option<LmcReport>,
     /// VLs of the deadlock-free VL (SL) assignment exported as `best.sl` (1: the table alone
     /// is deadlock-free and no file is written; null: more than 15 would be needed).
     pub vls_needed: Option<usize>,
@@ -150,6 +158,9 @@ pub(crate) struct ColumnGenerationReport {
     /// Certified lower bound and achievable fractional load (per unit load), and their gap.
     pub lower: f64,
     pub upper: f64,
+    /// Max load of the fractional routing over its paths (the one the candidates come from);
+    /// `upper` can be lower, from the dual ascent's averaged routings.
+    pub paths_upper: f64,
     pub gap: f64,
     pub seconds: f64,
 }
@@ -284,10 +295,19 @@ pub(crate) fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Res
         crate::search::config::generations_budget("--generations", cfg.population, g)?;
         cfg.generations = g;
     }
+    if options.lmc.is_some() {
+        cfg.lmc = options.lmc;
+    }
     if let Some(h) = options.hill_climb {
         cfg.hill_climb = h;
     }
     let ga_options = cfg.ga_options().map_err(in_file)?;
+    if let Some(lmc) = cfg.lmc.filter(|&l| l > MAX_LMC) {
+        bail!(
+            "{}: evolve.lmc: {lmc} is above InfiniBand's largest LMC, {MAX_LMC}",
+            path.display()
+        );
+    }
     let topo = loaded.build_topology()?;
     if p.traffic.is_empty() {
         bail!(
@@ -375,10 +395,24 @@ pub(crate) fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Res
             .collect();
         let combined = combined_demand(&demands);
         let targets = load_targets(&demands, &combined, cfg.aggregate);
-        let mut rng =
-            <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(run_seed(p.seed, 1));
-        let (paths, max) =
-            negotiate_paths(&topo, &targets, &pairs, start, NEGOTIATION_ROUNDS, &mut rng);
+        // From the LP's paths and from DOR's: where negotiation ends depends on its start
+        // (which of the LP's many optimal solutions the solver returns, among others), so
+        // both are tried and the lower maximum kept (the LP's on a tie).
+        let dor_start: Vec<RouterPath> = pairs
+            .iter()
+            .map(|&pair| cands.paths[pair][0].clone())
+            .collect();
+        let (paths, max) = [start, dor_start]
+            .into_iter()
+            .enumerate()
+            .map(|(i, start)| {
+                let mut rng = <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(
+                    run_seed(p.seed, 1 + i),
+                );
+                negotiate_paths(&topo, &targets, &pairs, start, NEGOTIATION_ROUNDS, &mut rng)
+            })
+            .reduce(|a, b| if b.1 < a.1 * (1.0 - 1e-9) { b } else { a })
+            .expect("two starts");
         // The negotiated path goes first among each pair's preferred candidates.
         for (pair, path) in pairs.into_iter().zip(paths) {
             preferred.entry(pair).or_default().insert(0, path);
@@ -405,6 +439,16 @@ pub(crate) fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Res
         problem.with_seed_genome(seed)
     }
     .map_err(in_file)?;
+    // LMC export: the search evaluates every table fitted to 2^lmc trees per destination, the
+    // first DOR's (the table of the all-zero genome).
+    let problem = match cfg.lmc {
+        Some(lmc) => {
+            let base = problem.unfitted_table(&problem.dor_genome());
+            let fitter = LmcFitter::new(&base, lmc).map_err(in_file)?;
+            problem.with_lmc(fitter)
+        }
+        None => problem,
+    };
     crate::search::config::check_population_memory(
         "evolve.population",
         cfg.population,
@@ -505,6 +549,22 @@ pub(crate) fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Res
     let best_genome = elite[best_index].clone();
     let best_table = problem.table(&best_genome);
     let dor_table = problem.table(&problem.dor_genome());
+    // With LMC the tables above are fitted to the trees; the report keeps the unfitted load
+    // beside it, and the trees and LID offsets are rebuilt for the export.
+    let lmc = match cfg.lmc {
+        Some(lmc) => {
+            let unfitted = problem.unfitted_table(&best_genome);
+            let unconstrained = cfg.aggregate.apply(&problem.pattern_loads(&unfitted));
+            let base = problem.unfitted_table(&problem.dor_genome());
+            let (fitted, asg, rerouted) =
+                constrain(&topo, &unfitted, &base, lmc).map_err(in_file)?;
+            if fitted != best_table {
+                bail!("internal error: the LMC fitting of the best table is not reproducible");
+            }
+            Some((asg, rerouted, unconstrained))
+        }
+        None => None,
+    };
     let best_loads = problem.pattern_loads(&best_table);
     let dor_loads = problem.pattern_loads(&dor_table);
     let best_load = cfg.aggregate.apply(&best_loads);
@@ -604,20 +664,15 @@ pub(crate) fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Res
     } else {
         None
     };
-    let sl_file = out_dir.join("best.sl");
-    if let Some(vls) = &vl_assignment {
-        let check = check_table(&topo, &best_table, Some(&vls.sl));
-        if !check.passed() {
-            bail!(
-                "internal error: the VL assignment of the evolved table fails its check: {check:?}"
-            );
-        }
-        crate::files::write_atomically(&sl_file, to_sl_string(&best_table, vls).as_bytes())?;
-        written.push(sl_file.display().to_string());
-    } else if sl_file.exists() {
-        // A stale file from an earlier run must not be loaded with this table.
-        std::fs::remove_file(&sl_file).map_err(|e| crate::Error::io(&sl_file, e))?;
-    }
+    let lmc_report = write_lmc_files(&topo, &best_table, lmc.as_ref(), &out_dir, &mut written)
+        .map_err(in_file)?;
+    write_sl_files(
+        &topo,
+        &best_table,
+        vl_assignment.as_ref(),
+        &out_dir,
+        &mut written,
+    )?;
     // The table by itself, as a fabric would run it: every pair on its VL (or all on every
     // VC when one VL is deadlock-free), no adaptive or escape fallback. It needs as many VCs
     // as VLs; with fewer, or without a VL assignment, it is not simulated.
@@ -660,6 +715,7 @@ pub(crate) fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Res
                 paths: cg.columns,
                 lower: cg.bound.max_load,
                 upper: cg.upper,
+                paths_upper: cg.paths_upper,
                 gap: match cg.bound.kind {
                     BoundKind::Approximate { gap } => gap,
                     BoundKind::Exact => 0.0,
@@ -685,6 +741,7 @@ pub(crate) fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Res
         fraction_of_bound: any_bound / best_load,
         bounds_seconds: colgen_seconds,
         deadlock_free_alone: cycle.is_none(),
+        lmc: lmc_report,
         vls_needed: if cycle.is_none() {
             Some(1)
         } else {

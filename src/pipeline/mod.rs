@@ -8,9 +8,11 @@
 //!   bound, the saturation summary and the plots.
 //! - [`search`]: search runs and their post-processing (fronts, hypervolume medians, plots,
 //!   and for ExaNeSt the Table II report, the bisection check and the Jellyfish comparison).
-//! - [`evolve`]: routing-table evolution, the elite's simulation, bounds and exports.
+//! - [`evolve`]: routing-table evolution, the elite's simulation, bounds and exports
+//!   (`fabric_files`: the LMC, SL and QoS files that load a table into a fabric).
 
 pub mod evolve;
+mod fabric_files;
 pub mod search;
 pub mod simulate;
 

@@ -8,6 +8,7 @@
 //! topology (or the router count) to rebuild what they leave out.
 
 use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -36,6 +37,70 @@ pub(crate) const SWITCH_GUID_BASE: u64 = 0x0002_c900_0000_0000;
 pub(crate) const CA_GUID_BASE: u64 = 0x0002_c901_0000_0000;
 /// Highest unicast LID (0xC000 and above are multicast).
 pub(crate) const MAX_UNICAST_LID: usize = 0xBFFF;
+
+/// Reads a per-pair file (`source_router destination_router value` per line after `#`
+/// comments, as the SL and LID-offset files are) for `num_routers` routers: every pair exactly
+/// once, every value below `limit`. Errors name the file, line and `name` of the value.
+pub(crate) fn parse_pair_values(
+    text: &str,
+    path: &Path,
+    num_routers: usize,
+    name: &str,
+    limit: usize,
+) -> Result<Vec<u8>> {
+    debug_assert!(limit <= usize::from(u8::MAX));
+    let n = num_routers;
+    let mut sl = vec![u8::MAX; n * n.saturating_sub(1)];
+    let at = |line: usize, why: String| Error::field(format!("line {line}"), why).in_file(path);
+    for (i, line) in text.lines().enumerate() {
+        let line_no = i + 1;
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let [s, d, l] = fields[..] else {
+            return Err(at(
+                line_no,
+                format!("expected `source destination {name}`, got `{line}`"),
+            ));
+        };
+        let parse = |x: &str, what: &str, limit: usize| -> Result<usize> {
+            x.parse::<usize>()
+                .ok()
+                .filter(|&v| v < limit)
+                .ok_or_else(|| at(line_no, format!("{what} `{x}` is not below {limit}")))
+        };
+        let (s, d, l) = (
+            parse(s, "source router", n)?,
+            parse(d, "destination router", n)?,
+            parse(l, name, limit)?,
+        );
+        if s == d {
+            return Err(at(line_no, format!("source and destination are both {s}")));
+        }
+        let slot = &mut sl[pair_index(n, s, d)];
+        if *slot != u8::MAX {
+            return Err(at(line_no, format!("pair {s} -> {d} appears twice")));
+        }
+        *slot = l as u8;
+    }
+    if let Some(pair) = sl.iter().position(|&l| l == u8::MAX) {
+        let (s, d) = pair_of(n, pair);
+        return Err(Error::field(name, format!("pair {s} -> {d} has no line")).in_file(path));
+    }
+    Ok(sl)
+}
+
+/// A per-pair file: `header` (its `#` lines), then `source destination value` per pair.
+pub(crate) fn pair_values_string(header: &str, num_routers: usize, values: &[u8]) -> String {
+    let mut out = header.to_string();
+    for (pair, &v) in values.iter().enumerate() {
+        let (s, d) = pair_of(num_routers, pair);
+        let _ = writeln!(out, "{s} {d} {v}");
+    }
+    out
+}
 
 /// Everything a routes JSON file holds besides the paths.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -626,6 +691,23 @@ impl LinearForwardingTables {
     /// the walk fails: a missing switch or entry, a port that does not lead to a router, a loop.
     pub fn to_table(&self, topo: &Topology, path: &Path) -> Result<RoutingTable> {
         let n = topo.num_routers();
+        let by_router = self.by_router(topo, path)?;
+        let paths = (0..n * (n.saturating_sub(1)))
+            .map(|pair| {
+                let (s, d) = pair_of(n, pair);
+                walk_lid(&by_router, topo, path, s, d, switch_lid(d) as u16)
+            })
+            .collect::<Result<_>>()?;
+        Ok(RoutingTable {
+            num_routers: n,
+            paths,
+        })
+    }
+
+    /// Every router's switch table (checked: one per router, LID = router + 1, fabricopt's
+    /// GUID), in router order.
+    pub(crate) fn by_router(&self, topo: &Topology, path: &Path) -> Result<Vec<&SwitchLft>> {
+        let n = topo.num_routers();
         check_num_routers(n).map_err(|e| Error::parse(path, "file", e))?;
         let mut by_router: Vec<Option<&SwitchLft>> = vec![None; n];
         for sw in &self.switches {
@@ -661,50 +743,59 @@ impl LinearForwardingTables {
                 format!("no table for router {r} (switch LID {})", switch_lid(r)),
             ));
         }
-        let mut paths = Vec::with_capacity(n * (n - 1));
-        for pair in 0..n * (n - 1) {
-            let (s, d) = pair_of(n, pair);
-            let dlid = switch_lid(d) as u16;
-            let mut p = RouterPath {
-                routers: vec![s as u32],
-                ports: Vec::new(),
-            };
-            let mut cur = s;
-            while cur != d {
-                let at = format!("switch LID {}", switch_lid(cur));
-                let bad = |reason: String| Error::parse(path, at.clone(), reason);
-                if p.ports.len() >= n {
-                    return Err(bad(format!(
-                        "the route from router {s} to router {d} (LID {dlid}) loops: {:?}",
-                        p.routers
-                    )));
-                }
-                let sw = by_router[cur].expect("checked above");
-                let ib_port = *sw
-                    .ports
-                    .get(&dlid)
-                    .ok_or_else(|| bad(format!("has no entry for LID {dlid} (router {d})")))?;
-                if ib_port == 0 {
-                    return Err(bad(format!(
-                        "sends LID {dlid} (router {d}) to port 0, its own management port"
-                    )));
-                }
-                let port = usize::from(ib_port) - 1;
-                let Some(Endpoint::Router { router: next, .. }) = topo.peer(cur, port) else {
-                    return Err(bad(format!(
-                        "sends LID {dlid} (router {d}) to IB port {ib_port} (port {port}), \
-                         which does not lead to a router"
-                    )));
-                };
-                p.ports.push(port as u16);
-                p.routers.push(next as u32);
-                cur = next;
-            }
-            paths.push(p);
-        }
-        Ok(RoutingTable {
-            num_routers: n,
-            paths,
-        })
+        Ok(by_router
+            .into_iter()
+            .map(|s| s.expect("checked above"))
+            .collect())
     }
+}
+
+/// Follows the switch tables from router `s` towards `dlid`, a LID that router `d` delivers
+/// (its own, or one of its terminals'), until the walk reaches `d`. Errors name the switch
+/// where it fails: a missing entry, port 0, a port that does not lead to a router, a loop.
+pub(crate) fn walk_lid(
+    by_router: &[&SwitchLft],
+    topo: &Topology,
+    path: &Path,
+    s: usize,
+    d: usize,
+    dlid: u16,
+) -> Result<RouterPath> {
+    let n = by_router.len();
+    let mut p = RouterPath {
+        routers: vec![s as u32],
+        ports: Vec::new(),
+    };
+    let mut cur = s;
+    while cur != d {
+        let at = format!("switch LID {}", switch_lid(cur));
+        let bad = |reason: String| Error::parse(path, at.clone(), reason);
+        if p.ports.len() >= n {
+            return Err(bad(format!(
+                "the route from router {s} to router {d} (LID {dlid}) loops: {:?}",
+                p.routers
+            )));
+        }
+        let sw = by_router[cur];
+        let ib_port = *sw
+            .ports
+            .get(&dlid)
+            .ok_or_else(|| bad(format!("has no entry for LID {dlid} (router {d})")))?;
+        if ib_port == 0 {
+            return Err(bad(format!(
+                "sends LID {dlid} (router {d}) to port 0, its own management port"
+            )));
+        }
+        let port = usize::from(ib_port) - 1;
+        let Some(Endpoint::Router { router: next, .. }) = topo.peer(cur, port) else {
+            return Err(bad(format!(
+                "sends LID {dlid} (router {d}) to IB port {ib_port} (port {port}), \
+                 which does not lead to a router"
+            )));
+        };
+        p.ports.push(port as u16);
+        p.routers.push(next as u32);
+        cur = next;
+    }
+    Ok(p)
 }

@@ -9,6 +9,7 @@
 pub mod candidates;
 pub(crate) mod deps;
 pub mod io;
+pub mod lmc;
 pub mod load;
 pub mod negotiate;
 pub mod route;

@@ -3,14 +3,14 @@
 //! file that carries it, and the check a table must pass before it is loaded (delivery,
 //! loop-freedom, deadlock freedom per VL). See docs/routing-tables.md, "Loading a table".
 
-use std::fmt::Write as _;
 use std::path::Path;
 
 use serde::Serialize;
 
 use super::deps::{layer_assignment, table_dependency_cycle};
-use super::{RoutingTable, pair_index, pair_of};
-use crate::error::{Error, Result};
+use super::io::{pair_values_string, parse_pair_values};
+use super::{RoutingTable, pair_of};
+use crate::error::Result;
 use crate::topology::Topology;
 
 /// InfiniBand has at most 15 data VLs (VL15 is for management), and SLs are 0..=15.
@@ -105,68 +105,26 @@ pub fn check_table(topo: &Topology, table: &RoutingTable, sl: Option<&[u8]>) -> 
 
 /// The SL file: one line `source_router destination_router sl` per pair, after `#` comments.
 pub fn to_sl_string(table: &RoutingTable, vls: &VlAssignment) -> String {
-    let n = table.num_routers;
-    let mut out = format!(
-        "# fabricopt per-pair service levels: {} VLs, SL = VL, deadlock-free on each VL\n\
-         # source_router destination_router sl\n",
-        vls.num_vls
-    );
-    for (pair, &sl) in vls.sl.iter().enumerate() {
-        let (s, d) = pair_of(n, pair);
-        let _ = writeln!(out, "{s} {d} {sl}");
-    }
-    out
+    pair_values_string(
+        &format!(
+            "# fabricopt per-pair service levels: {} VLs, SL = VL, deadlock-free on each VL\n\
+             # source_router destination_router sl\n",
+            vls.num_vls
+        ),
+        table.num_routers,
+        &vls.sl,
+    )
 }
 
 /// Reads an SL file for `num_routers` routers; every pair must appear exactly once.
 pub fn parse_sl(text: &str, path: &Path, num_routers: usize) -> Result<Vec<u8>> {
-    let n = num_routers;
-    let mut sl = vec![u8::MAX; n * n.saturating_sub(1)];
-    let at = |line: usize, why: String| Error::field(format!("line {line}"), why).in_file(path);
-    for (i, line) in text.lines().enumerate() {
-        let line_no = i + 1;
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let fields: Vec<&str> = line.split_whitespace().collect();
-        let [s, d, l] = fields[..] else {
-            return Err(at(
-                line_no,
-                format!("expected `source destination sl`, got `{line}`"),
-            ));
-        };
-        let parse = |x: &str, what: &str, limit: usize| -> Result<usize> {
-            x.parse::<usize>()
-                .ok()
-                .filter(|&v| v < limit)
-                .ok_or_else(|| at(line_no, format!("{what} `{x}` is not below {limit}")))
-        };
-        let (s, d, l) = (
-            parse(s, "source router", n)?,
-            parse(d, "destination router", n)?,
-            parse(l, "sl", 16)?,
-        );
-        if s == d {
-            return Err(at(line_no, format!("source and destination are both {s}")));
-        }
-        let slot = &mut sl[pair_index(n, s, d)];
-        if *slot != u8::MAX {
-            return Err(at(line_no, format!("pair {s} -> {d} appears twice")));
-        }
-        *slot = l as u8;
-    }
-    if let Some(pair) = sl.iter().position(|&l| l == u8::MAX) {
-        let (s, d) = pair_of(n, pair);
-        return Err(Error::field("sl", format!("pair {s} -> {d} has no line")).in_file(path));
-    }
-    Ok(sl)
+    parse_pair_values(text, path, num_routers, "sl", 16)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::routing::table::RouterPath;
+    use crate::routing::table::{RouterPath, pair_index};
     use crate::topology::LinkParams;
     use crate::topology::generators::cartesian;
 

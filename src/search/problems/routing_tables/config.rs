@@ -33,6 +33,10 @@ pub struct EvolveConfig {
     pub simulate_elite: usize,
     /// Offered loads of the simulated fidelity (default: each traffic class's `load`).
     pub training_loads: Vec<f64>,
+    /// Export for InfiniBand with this LID Mask Control: the best table is constrained to
+    /// `2^lmc` destination trees per destination (the first DOR), and `best.lmc.lft` plus
+    /// `best.lid` (the source-to-LID offsets) are written. 0..=7; absent: no LMC export.
+    pub lmc: Option<u8>,
 }
 
 impl Default for EvolveConfig {
@@ -55,6 +59,7 @@ impl Default for EvolveConfig {
             destination_based: false,
             simulate_elite: 4,
             training_loads: Vec::new(),
+            lmc: None,
         }
     }
 }

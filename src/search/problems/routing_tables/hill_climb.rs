@@ -177,7 +177,8 @@ impl RoutingTableProblem {
         };
         let n = self.topo.num_routers();
         let targets = self.climb_targets();
-        let table = self.table(genome);
+        // The decoded table the genome's entries describe (before any LMC fitting).
+        let table = self.unfitted_table(genome);
         let mut loads: Vec<Vec<f64>> = targets
             .iter()
             .map(|demand| {

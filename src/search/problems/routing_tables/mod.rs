@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::routing::paths::PortGraph;
+use crate::routing::table::lmc::LmcFitter;
 use crate::routing::table::load::{RouterDemand, average_hops, channel_loads};
 use crate::routing::table::{CandidateSet, RouterPath, RoutingTable, pair_index, pair_of};
 use crate::search::problem::{Evaluation, Objective, SearchProblem};
@@ -202,6 +203,10 @@ pub struct RoutingTableProblem {
     /// A genome to seed the initial population with (the negotiated-congestion paths of
     /// `routes evolve`), drawn for a share [`SEED_GENOME_SHARE`] of it.
     seed_genome: Option<Vec<u8>>,
+    /// With LMC export: every genome's table is fitted to 2^lmc destination trees per
+    /// destination (`routing::table::lmc`) before it is evaluated, so the search sees the
+    /// constraint a fabric imposes.
+    lmc: Option<LmcFitter>,
     ops: TableOperators,
     objectives: Vec<Objective>,
     extras: Vec<String>,
@@ -322,6 +327,7 @@ impl RoutingTableProblem {
             combined,
             blocks,
             seed_genome: None,
+            lmc: None,
             ops,
             objectives: vec![Objective::minimise("max_channel_load")],
             extras: vec!["throughput_bound".into(), "avg_hops".into()],
@@ -334,6 +340,13 @@ impl RoutingTableProblem {
             .map_err(|e| Error::field("seed genome", e))?;
         self.seed_genome = Some(genome);
         Ok(self)
+    }
+
+    /// Fits every genome's table to `fitter`'s destination trees (its base must be this
+    /// problem's DOR table).
+    pub fn with_lmc(mut self, fitter: LmcFitter) -> Self {
+        self.lmc = Some(fitter);
+        self
     }
 
     pub fn topology(&self) -> &Topology {
@@ -366,7 +379,26 @@ impl RoutingTableProblem {
         }
     }
 
+    /// The table of `genome`, fitted to the LMC trees when the problem has them.
     pub fn table(&self, genome: &[u8]) -> RoutingTable {
+        let mut table = self.unfitted_table(genome);
+        if let Some(fitter) = &self.lmc {
+            let own: Vec<usize> = match &self.decoding {
+                Decoding::Candidates { pairs, .. } => pairs.clone(),
+                Decoding::DestinationBased { .. } => (0..table.paths.len()).collect(),
+            };
+            let fitted = fitter.fit(&self.topo, &own, |i| &table.paths[i]);
+            for (pair, _, path) in fitted.pairs {
+                if let Some(q) = path {
+                    table.paths[pair] = q;
+                }
+            }
+        }
+        table
+    }
+
+    /// The table `genome` decodes to, before any LMC fitting.
+    pub fn unfitted_table(&self, genome: &[u8]) -> RoutingTable {
         match &self.decoding {
             Decoding::Candidates { cands, pairs, .. } => {
                 let mut table = RoutingTable {
@@ -459,10 +491,15 @@ impl RoutingTableProblem {
     }
 
     fn genome_loads(&self, genome: &[u8]) -> (Vec<f64>, f64) {
-        let Decoding::Candidates {
-            pairs, channels, ..
-        } = &self.decoding
+        let (
+            Decoding::Candidates {
+                pairs, channels, ..
+            },
+            None,
+        ) = (&self.decoding, &self.lmc)
         else {
+            // Destination-based, or fitted to LMC trees: from the whole table (slower).
+
             let table = self.table(genome);
             return (
                 self.pattern_loads(&table),
