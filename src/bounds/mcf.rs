@@ -224,8 +224,8 @@ pub(crate) fn routing_bound_approx(
             }
         }
     }
-    // Garg–Könemann's lengths approach the dual optimum slowly (19-22% gaps after 400 phases
-    // on 16x16 and 32x32 meshes under uniform traffic): a dual ascent from the best of them.
+    // Garg–Könemann's lengths approach the dual optimum slowly: when it stops above its
+    // target (after `max_phases`), a dual ascent from the best of them.
     let mut ascended = false;
     if upper > lower * (1.0 + opts.target_gap) {
         let ascent = lagrangian_ascent(&net, &best_len, &sources, upper, ASCENT);
