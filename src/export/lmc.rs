@@ -4,9 +4,9 @@
 
 use std::fmt::Write as _;
 
-use super::routes::{ib_port, one_line};
+use super::routes::{LidOwner, ib_port, one_line, write_switch_lft};
 use crate::error::{Error, Result};
-use crate::routing::table::io::{CA_GUID_BASE, MAX_UNICAST_LID, SWITCH_GUID_BASE, switch_lid};
+use crate::routing::table::io::{MAX_UNICAST_LID, switch_lid};
 use crate::routing::table::lmc::{self, LmcAssignment};
 use crate::topology::Topology;
 
@@ -40,26 +40,13 @@ pub(crate) fn to_lmc_lft_string(topo: &Topology, asg: &LmcAssignment) -> Result<
         lmc::first_ca_lid(n, asg.lmc),
     );
     for r in 0..n {
-        let _ = writeln!(
-            out,
-            "Unicast lids [0x0-0x{max_lid:x}] of switch Lid {} guid 0x{:016x} (router {r}):",
-            switch_lid(r),
-            SWITCH_GUID_BASE + r as u64
-        );
-        out.push_str("  Lid  Out   Destination\n       Port     Info\n");
-        let mut count = 0;
+        let mut lids = Vec::with_capacity(n + topo.num_terminals() * layers);
         for d in 0..n {
             let port = match asg.next_port(0, d, r) {
                 None => 0,
                 Some(p) => ib_port(r, p)?,
             };
-            let _ = writeln!(
-                out,
-                "0x{:04x} {port:03} : (Switch portguid 0x{:016x}: 'router {d}')",
-                switch_lid(d),
-                SWITCH_GUID_BASE + d as u64
-            );
-            count += 1;
+            lids.push((switch_lid(d), port, LidOwner::Router(d)));
         }
         for (t, term) in topo.terminals.iter().enumerate() {
             let base = lmc::ca_base_lid(n, asg.lmc, t);
@@ -72,17 +59,10 @@ pub(crate) fn to_lmc_lft_string(topo: &Topology, asg: &LmcAssignment) -> Result<
                         .expect("complete layers have an entry off the destination");
                     ib_port(r, p)?
                 };
-                let _ = writeln!(
-                    out,
-                    "0x{:04x} {port:03} : (Channel Adapter portguid 0x{:016x}: 'terminal {t}')",
-                    base + l,
-                    CA_GUID_BASE + t as u64
-                );
-                count += 1;
+                lids.push((base + l, port, LidOwner::Terminal(t)));
             }
         }
-        let _ = writeln!(out, "{count} valid lids dumped");
-        out.push('\n');
+        write_switch_lft(&mut out, r, max_lid, &lids);
     }
     Ok(out)
 }

@@ -82,43 +82,13 @@ pub(crate) fn to_qos_policy_string(
 mod tests {
     use super::*;
     use crate::routing::table::vl::assign_vls;
-    use crate::routing::table::{RouterPath, pair_index};
-    use crate::topology::LinkParams;
-    use crate::topology::generators::cartesian;
+    use crate::routing::table::vl::tests::clockwise_ring;
 
     #[test]
     fn the_policy_gives_every_pair_its_sl_and_defaults_to_sl_0() {
         // Every pair of a 4-router ring clockwise: cyclic on one VL, so two SLs.
-        let topo = cartesian(&[4], true, 1, &LinkParams::default()).unwrap();
+        let (topo, table) = clockwise_ring();
         let n = 4;
-        let clockwise = |s: usize| {
-            (0..topo.routers[s].ports.len())
-                .find(|&p| {
-                    matches!(topo.peer(s, p),
-                        Some(crate::topology::model::Endpoint::Router { router, .. }) if router == (s + 1) % n)
-                })
-                .unwrap() as u16
-        };
-        let mut paths = vec![None; n * (n - 1)];
-        for s in 0..n {
-            for d in (0..n).filter(|&d| d != s) {
-                let mut p = RouterPath {
-                    routers: vec![s as u32],
-                    ports: Vec::new(),
-                };
-                let mut r = s;
-                while r != d {
-                    p.ports.push(clockwise(r));
-                    r = (r + 1) % n;
-                    p.routers.push(r as u32);
-                }
-                paths[pair_index(n, s, d)] = Some(p);
-            }
-        }
-        let table = RoutingTable {
-            num_routers: n,
-            paths: paths.into_iter().map(Option::unwrap).collect(),
-        };
         let vls = assign_vls(&topo, &table, 15).unwrap();
         assert_eq!(vls.num_vls, 2);
         let text = to_qos_policy_string(&topo, &table, &vls);

@@ -253,34 +253,61 @@ pub(crate) fn to_lft_string(topo: &Topology, table: &RoutingTable) -> Result<Str
         topo.num_terminals()
     );
     for (r, row) in entries.iter().enumerate() {
-        let _ = writeln!(
-            out,
-            "Unicast lids [0x0-0x{max_lid:x}] of switch Lid {} guid 0x{:016x} (router {r}):",
-            switch_lid(r),
-            SWITCH_GUID_BASE + r as u64
-        );
-        out.push_str("  Lid  Out   Destination\n       Port     Info\n");
-        for (i, &port) in row.iter().enumerate() {
-            let lid = i + 1;
-            let dest = if lid <= n {
-                let d = lid - 1;
-                format!(
-                    "Switch portguid 0x{:016x}: 'router {d}'",
-                    SWITCH_GUID_BASE + d as u64
-                )
-            } else {
-                let t = lid - n - 1;
-                format!(
-                    "Channel Adapter portguid 0x{:016x}: 'terminal {t}'",
-                    CA_GUID_BASE + t as u64
-                )
-            };
-            let _ = writeln!(out, "0x{lid:04x} {port:03} : ({dest})");
-        }
-        let _ = writeln!(out, "{} valid lids dumped", row.len());
-        out.push('\n');
+        let lids: Vec<(usize, u8, LidOwner)> = row
+            .iter()
+            .enumerate()
+            .map(|(i, &port)| {
+                let lid = i + 1;
+                let owner = if lid <= n {
+                    LidOwner::Router(lid - 1)
+                } else {
+                    LidOwner::Terminal(lid - n - 1)
+                };
+                (lid, port, owner)
+            })
+            .collect();
+        write_switch_lft(&mut out, r, max_lid, &lids);
     }
     Ok(out)
+}
+
+/// What a LID addresses, for the description column of an LFT dump.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum LidOwner {
+    Router(usize),
+    Terminal(usize),
+}
+
+/// One switch's table in the `dump_lfts` format: its header line, `(lid, IB port, owner)` per
+/// entry, and the `N valid lids dumped` footer.
+pub(crate) fn write_switch_lft(
+    out: &mut String,
+    r: usize,
+    max_lid: usize,
+    lids: &[(usize, u8, LidOwner)],
+) {
+    let _ = writeln!(
+        out,
+        "Unicast lids [0x0-0x{max_lid:x}] of switch Lid {} guid 0x{:016x} (router {r}):",
+        switch_lid(r),
+        SWITCH_GUID_BASE + r as u64
+    );
+    out.push_str("  Lid  Out   Destination\n       Port     Info\n");
+    for &(lid, port, owner) in lids {
+        let dest = match owner {
+            LidOwner::Router(d) => format!(
+                "Switch portguid 0x{:016x}: 'router {d}'",
+                SWITCH_GUID_BASE + d as u64
+            ),
+            LidOwner::Terminal(t) => format!(
+                "Channel Adapter portguid 0x{:016x}: 'terminal {t}'",
+                CA_GUID_BASE + t as u64
+            ),
+        };
+        let _ = writeln!(out, "0x{lid:04x} {port:03} : ({dest})");
+    }
+    let _ = writeln!(out, "{} valid lids dumped", lids.len());
+    out.push('\n');
 }
 
 /// InfiniBand port of our `port` (`port + 1`; IB switches have at most 254 ports).

@@ -122,14 +122,14 @@ pub fn parse_sl(text: &str, path: &Path, num_routers: usize) -> Result<Vec<u8>> 
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::routing::table::{RouterPath, pair_index};
     use crate::topology::LinkParams;
     use crate::topology::generators::cartesian;
 
     /// Every pair of a 4-router ring clockwise: one VL deadlocks, two do not.
-    fn clockwise_ring() -> (Topology, RoutingTable) {
+    pub(crate) fn clockwise_ring() -> (Topology, RoutingTable) {
         let topo = cartesian(&[4], true, 1, &LinkParams::default()).unwrap();
         let n = 4;
         let mut paths = vec![None; n * (n - 1)];
