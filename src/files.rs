@@ -2,7 +2,7 @@
 //! file, fsync, rename), and the temporaries of killed runs removed. Every module that
 //! writes a file goes through here.
 
-use std::io::Write as _;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
@@ -83,6 +83,16 @@ static PROBES: AtomicUsize = AtomicUsize::new(0);
 /// readers never see a half-written file. The first write into a directory also removes the
 /// temporary files that killed runs left there ([`remove_stale_temporaries`]).
 pub(crate) fn write_atomically(path: &Path, contents: &[u8]) -> Result<()> {
+    write_atomically_with(path, |w| w.write_all(contents))
+}
+
+/// [`write_atomically`] with the contents streamed by `write` into a buffered writer of the
+/// temporary file, so that a large file (a 1,024-router table's CSV is 500 MB) is never held in
+/// memory whole.
+pub(crate) fn write_atomically_with(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<()> {
     static COUNTER: AtomicUsize = AtomicUsize::new(0);
     static CLEANED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
     let Some(name) = path.file_name() else {
@@ -109,11 +119,13 @@ pub(crate) fn write_atomically(path: &Path, contents: &[u8]) -> Result<()> {
         COUNTER.fetch_add(1, Ordering::Relaxed)
     ));
     let result = (|| {
-        let mut f = std::fs::OpenOptions::new()
+        let f = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
             .open(&tmp)?;
-        f.write_all(contents)?;
+        let mut buffered = std::io::BufWriter::with_capacity(1 << 20, f);
+        write(&mut buffered)?;
+        let f = buffered.into_inner().map_err(|e| e.into_error())?;
         f.sync_all()?;
         drop(f);
         std::fs::rename(&tmp, path)

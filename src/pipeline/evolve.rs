@@ -421,15 +421,16 @@ pub(crate) fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Res
     }
     let negotiation_seconds = bounds_start.elapsed().as_secs_f64() - colgen_seconds;
     let (lp_candidates_added, seed_choice) = add_preferred(&mut cands, &preferred);
+    let candidates_per_pair = cands.per_pair();
+    // The candidate set moves into the problem (on a 32x32 mesh it is 700 MB, most of it the
+    // untrained pairs' DOR paths); a destination-based search keeps it here for its bound.
+    let mut kept_cands = None;
     let problem = if cfg.destination_based {
+        kept_cands = Some(cands);
         RoutingTableProblem::destination_based(topo.clone(), demands, cfg.operators())
     } else {
-        let problem = RoutingTableProblem::with_candidates(
-            topo.clone(),
-            cands.clone(),
-            demands,
-            cfg.operators(),
-        )?;
+        let problem =
+            RoutingTableProblem::with_candidates(topo.clone(), cands, demands, cfg.operators())?;
         // Seed the population with the negotiated paths (or the largest LP shares).
         let genes = problem.gene_pairs().unwrap_or_default();
         let seed: Vec<u8> = genes
@@ -571,10 +572,14 @@ pub(crate) fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Res
     let dor_load = cfg.aggregate.apply(&dor_loads);
 
     let bounds_start = std::time::Instant::now();
+    let cands = problem
+        .candidates()
+        .or(kept_cands.as_ref())
+        .expect("the problem or the pipeline holds the candidates");
     let cand_bounds: Vec<Bound> = problem
         .demands()
         .iter()
-        .map(|d| candidate_bound(&topo, &cands, d))
+        .map(|d| candidate_bound(&topo, cands, d))
         .collect::<crate::Result<_>>()
         .map_err(in_file)?;
     let all_bounds: Vec<Bound> = problem
@@ -701,7 +706,7 @@ pub(crate) fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Res
         } else {
             "candidate paths"
         },
-        candidates_per_pair: cands.per_pair(),
+        candidates_per_pair,
         trained_pairs: trained_count,
         untrained_pairs: trained.len() - trained_count,
         lp_candidates_added,

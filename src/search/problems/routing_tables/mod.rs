@@ -364,6 +364,14 @@ impl RoutingTableProblem {
         }
     }
 
+    /// The candidate set of a candidate-path genome (None: destination-based).
+    pub(crate) fn candidates(&self) -> Option<&CandidateSet> {
+        match &self.decoding {
+            Decoding::Candidates { cands, .. } => Some(cands),
+            Decoding::DestinationBased { .. } => None,
+        }
+    }
+
     /// The router pair of each gene of a candidate-path genome (None: destination-based).
     pub(crate) fn gene_pairs(&self) -> Option<&[usize]> {
         match &self.decoding {
