@@ -11,6 +11,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use crate::export::lmc::to_lmc_lft_string;
 use crate::export::routes::{
     DETERMINISTIC_ALGORITHMS, RoutesFormat, table_from_routing, to_format_string, walked_metadata,
+    write_routes,
 };
 use crate::files::write_atomically;
 use crate::problem_file::LoadedProblem;
@@ -316,16 +317,19 @@ fn export(args: &ExportArgs) -> Result<()> {
         );
         return Ok(());
     }
-    let (text, warnings) = to_format_string(&topo, &table, &meta, format)?;
-    for w in warnings {
-        eprintln!("warning: {w}");
-    }
     match &args.output {
         Some(path) => {
-            write_atomically(path, text.as_bytes())?;
+            // Streamed: a large table's CSV or JSON is never held in memory whole.
+            for w in write_routes(&topo, &table, &meta, format, path)? {
+                eprintln!("warning: {w}");
+            }
             eprintln!("wrote {}", path.display());
         }
         None => {
+            let (text, warnings) = to_format_string(&topo, &table, &meta, format)?;
+            for w in warnings {
+                eprintln!("warning: {w}");
+            }
             let mut out = std::io::stdout().lock();
             out.write_all(text.as_bytes())
                 .and_then(|()| out.flush())
