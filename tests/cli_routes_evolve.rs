@@ -406,22 +406,17 @@ fn lmc_export_carries_the_evolved_table_and_routes_check_verifies_it() {
             assert!(err.contains("best.json: the table fails"), "{err}");
             // `routes export --lmc 0` refuses a table of several trees per destination.
             let lft0 = dir.path().join("x.lft").display().to_string();
-            let err = error_line(&[
-                "routes", "export", problem, "--table", &table, "--format", "lft", "--lmc", "0",
-                "-o", &lft0,
-            ]);
-            assert!(
-                err.contains("need more than 2^0 = 1 destination trees"),
-                "{err}"
-            );
-            let err = error_line(&[
-                "routes", "export", problem, "--table", &table, "--format", "lft", "--lmc", "8",
-                "-o", &lft0,
-            ]);
-            assert!(
-                err.contains("--lmc: 8 is above InfiniBand's largest LMC, 7"),
-                "{err}"
-            );
+            // ... and `--lmc 8`, above InfiniBand's range.
+            for (lmc, refusal) in [
+                ("0", "need more than 2^0 = 1 destination trees"),
+                ("8", "--lmc: 8 is above InfiniBand's largest LMC, 7"),
+            ] {
+                let err = error_line(&[
+                    "routes", "export", problem, "--table", &table, "--format", "lft", "--lmc",
+                    lmc, "-o", &lft0,
+                ]);
+                assert!(err.contains(refusal), "{err}");
+            }
             let bad_out = dir.path().join("e").display().to_string();
             let err = error_line(&[
                 "routes", "evolve", problem, "--lmc", "9", "--quiet", "--out", &bad_out,

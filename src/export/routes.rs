@@ -51,9 +51,9 @@ pub(crate) fn write_routes(
     format: RoutesFormat,
     path: &Path,
 ) -> Result<Vec<String>> {
-    let warnings = check_format(topo, table, meta, format)?;
-    crate::files::write_atomically_with(path, |w| write_format(topo, table, meta, format, w))?;
-    Ok(warnings)
+    let prepared = prepare(topo, table, meta, format)?;
+    crate::files::write_atomically_with(path, |w| write_format(table, meta, &prepared, w))?;
+    Ok(prepared.warnings)
 }
 
 /// The file contents for `format`, with warnings. Fails for LFTs when the table is not
@@ -64,51 +64,54 @@ pub(crate) fn to_format_string(
     meta: &TableMetadata,
     format: RoutesFormat,
 ) -> Result<(String, Vec<String>)> {
-    let warnings = check_format(topo, table, meta, format)?;
+    let prepared = prepare(topo, table, meta, format)?;
     let mut out = Vec::new();
-    write_format(topo, table, meta, format, &mut out)
-        .map_err(|e| Error::field("table", e.to_string()))?;
-    Ok((into_text(out), warnings))
+    write_format(table, meta, &prepared, &mut out).expect("writing to memory");
+    Ok((into_text(out), prepared.warnings))
 }
 
-/// What [`write_format`] needs checked first (so that a refused table leaves no file), and
-/// the warnings of `format`.
-fn check_format(
-    topo: &Topology,
+/// A format checked before any file is opened (so that a refused table leaves none).
+struct Prepared<'a> {
+    topo: &'a Topology,
+    format: RoutesFormat,
+    warnings: Vec<String>,
+    /// The LFT text, built by its check (one entry per switch and LID: small).
+    lft: Option<String>,
+}
+
+fn prepare<'a>(
+    topo: &'a Topology,
     table: &RoutingTable,
     meta: &TableMetadata,
     format: RoutesFormat,
-) -> Result<Vec<String>> {
-    Ok(match format {
-        RoutesFormat::Json => Vec::new(),
-        RoutesFormat::Csv => {
-            check_csv_classes(table, &meta.vc_class)?;
-            Vec::new()
-        }
-        RoutesFormat::Paths => path_list_warnings(topo, table),
-        RoutesFormat::Lft => {
-            lft_entries(topo, table)?;
-            Vec::new()
-        }
-    })
+) -> Result<Prepared<'a>> {
+    let mut prepared = Prepared {
+        topo,
+        format,
+        warnings: Vec::new(),
+        lft: None,
+    };
+    match format {
+        RoutesFormat::Json => {}
+        RoutesFormat::Csv => check_csv_classes(table, &meta.vc_class)?,
+        RoutesFormat::Paths => prepared.warnings = path_list_warnings(topo, table),
+        RoutesFormat::Lft => prepared.lft = Some(to_lft_string(topo, table)?),
+    }
+    Ok(prepared)
 }
 
-/// Streams the table in `format` to `out`; [`check_format`] must have passed.
+/// Streams the table in the prepared format to `out`.
 fn write_format(
-    topo: &Topology,
     table: &RoutingTable,
     meta: &TableMetadata,
-    format: RoutesFormat,
+    prepared: &Prepared,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
-    match format {
+    match prepared.format {
         RoutesFormat::Json => write_json(table, meta, out),
         RoutesFormat::Csv => write_csv(table, &meta.vc_class, out),
-        RoutesFormat::Paths => write_path_list(topo, table, out),
-        RoutesFormat::Lft => {
-            let text = to_lft_string(topo, table).map_err(std::io::Error::other)?;
-            out.write_all(text.as_bytes())
-        }
+        RoutesFormat::Paths => write_path_list(prepared.topo, table, out),
+        RoutesFormat::Lft => out.write_all(prepared.lft.as_deref().unwrap_or_default().as_bytes()),
     }
 }
 
