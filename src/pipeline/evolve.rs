@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
+use rayon::prelude::*;
 use serde::Serialize;
 use serde_json::json;
 
@@ -120,7 +121,8 @@ pub(crate) struct EvolveReport {
     /// `routing_bound / max_channel_load`: how close the table is to the best any routing
     /// could do (with an approximate bound, at least this close).
     pub fraction_of_bound: f64,
-    /// Wall-clock seconds of the bounds and the column generation.
+    /// Wall-clock seconds of the bounds and the column generation (the candidate LP's overlap
+    /// the GA's, beside which it runs).
     pub bounds_seconds: f64,
     /// Whether the best table alone (one VC) has acyclic channel dependencies; if not, the
     /// channels of one dependency cycle.
@@ -402,8 +404,9 @@ pub(crate) fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Res
             .iter()
             .map(|&pair| cands.paths[pair][0].clone())
             .collect();
-        let (paths, max) = [start, dor_start]
-            .into_iter()
+        // The two runs are independent and sequential inside: one core each.
+        let runs: Vec<(Vec<RouterPath>, f64)> = vec![start, dor_start]
+            .into_par_iter()
             .enumerate()
             .map(|(i, start)| {
                 let mut rng = <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(
@@ -411,6 +414,9 @@ pub(crate) fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Res
                 );
                 negotiate_paths(&topo, &targets, &pairs, start, NEGOTIATION_ROUNDS, &mut rng)
             })
+            .collect();
+        let (paths, max) = runs
+            .into_iter()
             .reduce(|a, b| if b.1 < a.1 * (1.0 - 1e-9) { b } else { a })
             .expect("two starts");
         // The negotiated path goes first among each pair's preferred candidates.
@@ -486,7 +492,27 @@ pub(crate) fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Res
         archive_limit: Some(0),
         ga: ga_options,
     };
-    let outcome = run(&problem, &settings)?;
+    // The candidate LP (one Clarabel thread, 45 s on a 32x32 mesh) runs beside the GA: the
+    // candidates are final now.
+    let (outcome, cand_bounds) = rayon::join(
+        || run(&problem, &settings),
+        || -> crate::Result<(Vec<Bound>, f64)> {
+            let start = std::time::Instant::now();
+            let cands = problem
+                .candidates()
+                .or(kept_cands.as_ref())
+                .expect("the problem or the pipeline holds the candidates");
+            let bounds = problem
+                .demands()
+                .iter()
+                .map(|d| candidate_bound(&topo, cands, d))
+                .collect::<crate::Result<_>>()?;
+            Ok((bounds, start.elapsed().as_secs_f64()))
+        },
+    );
+    let outcome = outcome?;
+    let (cand_bounds, cand_seconds) = cand_bounds.map_err(in_file)?;
+    colgen_seconds += cand_seconds;
 
     // The elite: distinct genomes of the final population, best analytical fitness first.
     let order = ga::ranking(&outcome.population);
@@ -572,16 +598,6 @@ pub(crate) fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Res
     let dor_load = cfg.aggregate.apply(&dor_loads);
 
     let bounds_start = std::time::Instant::now();
-    let cands = problem
-        .candidates()
-        .or(kept_cands.as_ref())
-        .expect("the problem or the pipeline holds the candidates");
-    let cand_bounds: Vec<Bound> = problem
-        .demands()
-        .iter()
-        .map(|d| candidate_bound(&topo, cands, d))
-        .collect::<crate::Result<_>>()
-        .map_err(in_file)?;
     let all_bounds: Vec<Bound> = problem
         .demands()
         .iter()
