@@ -223,35 +223,30 @@ pub(crate) fn column_generation(
         .collect();
     let even = channel_utilisation(&net, &pairs, &best_shares);
     let mut upper = even.iter().copied().fold(0.0_f64, f64::max);
-    // The first round's ascent starts from the lengths concentrated on the channels the even
-    // split loads most; later ones from the lengths that certify `lower`, at first the
-    // better of those and 1/bandwidth. (From 1/bandwidth first, the 32x32 transpose's column
-    // generation priced other paths and took 544 and 597 s, against 505-545 s; on the
-    // dragonfly group shift the concentrated start stalls at 0.56 while 1/bandwidth
-    // certifies 1.94 of 1.9394.)
-    let (even_bound, even_len) = sharpen(&net, &even, upper, &scaled_sources);
-    let unit_bound = super::mcf::dual_bound(&net, &unit, &scaled_sources);
-    let (mut lower, mut best_len) = if unit_bound >= even_bound {
-        (unit_bound, unit.clone())
-    } else {
-        (even_bound, even_len.clone())
-    };
-    let mut first_start = Some(even_len);
+    let mut lower = 0.0_f64;
+    // The lengths that certify `lower`, where the next dual ascent starts.
+    let mut best_len: Vec<f64> = unit.clone();
     // Max load of the best averaged routing the ascents formed (achievable, but not a
     // routing over the columns).
     let mut averaged_upper = f64::INFINITY;
+    // The first round's ascent starts from 1/bandwidth, the second's from the lengths
+    // concentrated on the channels the first master's flow loads most, later ones from the
+    // lengths that certify `lower`. Both first starts, as neither is best everywhere: from
+    // concentrated lengths alone the dragonfly group shift's lower end stalled at 0.56
+    // (optimum 1.94), from 1/bandwidth alone its achievable end stayed 19% above.
+    let mut sharp_start: Option<Vec<f64>> = None;
     loop {
-        // While the gap is wide, a dual ascent (from the start above, then from the best
-        // lengths so far) runs beside the master (Clarabel's solve is single-threaded and, on
-        // a 32x32 mesh, takes longer than the ascent), and its lengths price paths as well as
-        // the master's duals (Wentges-style smoothing): near-optimal lengths price the paths
-        // an optimal flow uses. Below ASCENT_GAP the master's own duals do.
+        // While the gap is wide, a dual ascent (from the starts above) runs beside the master
+        // (Clarabel's solve is single-threaded and, on a 32x32 mesh, takes longer than the
+        // ascent), and its lengths price paths as well as the master's duals (Wentges-style
+        // smoothing): near-optimal lengths price the paths an optimal flow uses. Below
+        // ASCENT_GAP the master's own duals do.
         let wide = upper > lower * (1.0 + ASCENT_GAP);
         let target = upper.min(averaged_upper);
         let (master, ascent) = rayon::join(
             || solve_master(&net, &pairs, opts.solver),
             || {
-                let start = first_start.take().unwrap_or_else(|| best_len.clone());
+                let start = sharp_start.take().unwrap_or_else(|| best_len.clone());
                 wide.then(|| lagrangian_ascent(&net, &start, &scaled_sources, target, ASCENT))
             },
         );
@@ -281,6 +276,9 @@ pub(crate) fn column_generation(
         }
         let load = channel_utilisation(&net, &pairs, &best_shares);
         let sharp = sharpen(&net, &load, upper, &scaled_sources);
+        if rounds == 1 {
+            sharp_start = Some(sharp.1.clone());
+        }
         if sharp.0 > lower {
             (lower, best_len) = sharp;
         }
