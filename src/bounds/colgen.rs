@@ -334,14 +334,7 @@ pub(crate) fn column_generation(
     // its own max load (what a candidate set holding these paths can reach).
     let kept: Vec<Vec<f64>> = best_shares
         .iter()
-        .map(|shares| {
-            let kept: Vec<f64> = shares
-                .iter()
-                .map(|&x| if x > 1e-6 { x } else { 0.0 })
-                .collect();
-            let total: f64 = kept.iter().sum();
-            kept.iter().map(|x| x / total).collect()
-        })
+        .map(|shares| renormalised(shares.iter().map(|&x| if x > 1e-6 { x } else { 0.0 })))
         .collect();
     let paths_upper = achieved_load(&net, &pairs, &kept);
     let upper = upper.min(averaged_upper).min(paths_upper);
@@ -510,6 +503,18 @@ fn router_path(topo: &Topology, net: &Network, s: usize, col: &Column) -> Router
     path
 }
 
+/// Non-negative `shares` scaled to sum to 1; all zero (a solver failure in disguise) becomes
+/// an even split, still a valid routing.
+fn renormalised(shares: impl Iterator<Item = f64>) -> Vec<f64> {
+    let xs: Vec<f64> = shares.collect();
+    let total: f64 = xs.iter().sum();
+    if total > 0.0 {
+        xs.iter().map(|v| v / total).collect()
+    } else {
+        vec![1.0 / xs.len() as f64; xs.len()]
+    }
+}
+
 /// Utilisation of every channel when each pair splits over its columns by `shares`.
 fn channel_utilisation(net: &Network, pairs: &[PairColumns], shares: &[Vec<f64>]) -> Vec<f64> {
     let mut load = vec![0.0; net.chans.len()];
@@ -605,16 +610,7 @@ fn solve_master(net: &Network, pairs: &[PairColumns], solver: LpSolver) -> Resul
     };
     let shares = shares
         .into_iter()
-        .map(|xs| {
-            let xs: Vec<f64> = xs.into_iter().map(|v| v.max(0.0)).collect();
-            let total: f64 = xs.iter().sum();
-            if total > 0.0 {
-                xs.iter().map(|v| v / total).collect()
-            } else {
-                // A solver failure in disguise: spread evenly (still a valid routing).
-                vec![1.0 / xs.len() as f64; xs.len()]
-            }
-        })
+        .map(|xs| renormalised(xs.into_iter().map(|v| v.max(0.0))))
         .collect();
     Ok(Master { shares, weights })
 }
