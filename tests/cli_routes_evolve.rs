@@ -248,8 +248,8 @@ fn evolve_sizes_resume_fingerprint_and_help() {
     let e = sized("dragonfly.toml", "kind = \"dragonfly\"\np = 13");
     assert!(
         e.contains(
-            "dragonfly.toml: topology: 8814 routers are too many for an evolved table: its 77677782 \
-             router pairs need at least 77677782 candidate paths (at most 16777216)"
+            "dragonfly.toml: topology: 8814 routers are too many for a routing table (at most \
+             8192: its next hops and candidate generator hold per router-pair data)"
         ),
         "{e}"
     );

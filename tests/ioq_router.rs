@@ -165,10 +165,7 @@ fn clockwise_table(t: &Topology) -> RoutingTable {
             paths.push(RouterPath { routers, ports });
         }
     }
-    RoutingTable {
-        num_routers: n,
-        paths,
-    }
+    RoutingTable::from_paths(n, paths).unwrap()
 }
 
 #[test]

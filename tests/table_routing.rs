@@ -48,10 +48,7 @@ fn clockwise_table(t: &Topology) -> RoutingTable {
             paths.push(RouterPath { routers, ports });
         }
     }
-    let table = RoutingTable {
-        num_routers: n,
-        paths,
-    };
+    let table = RoutingTable::from_paths(n, paths).unwrap();
     table.validate(t).unwrap();
     table
 }
@@ -146,7 +143,7 @@ fn a_cyclic_table_deadlocks_in_plain_mode_and_completes_under_the_hierarchy() {
     // it saturates below 0.3: run it at half the load.
     let n = t.num_routers();
     let mut layers = vec![0u8; n * (n - 1)];
-    for (i, p) in table.paths.iter().enumerate() {
+    for (i, p) in table.paths().enumerate() {
         if p.routers.windows(3).any(|w| w[0] == 3 && w[1] == 0) {
             layers[i] = 1;
         }
@@ -187,10 +184,7 @@ fn the_hierarchy_sustains_load_where_the_plain_table_deadlocks() {
             paths.push(RouterPath { routers, ports });
         }
     }
-    let table = RoutingTable {
-        num_routers: n,
-        paths,
-    };
+    let table = RoutingTable::from_paths(n, paths).unwrap();
     let params = |vcs| {
         SimConfig {
             num_vcs: Some(vcs),
@@ -243,7 +237,7 @@ fn a_path_that_revisits_a_router_is_followed_hop_by_hop() {
         ports: vec![2, 4, 3, 2],
     };
     detour.validate(&t).unwrap();
-    table.paths[pair_index(16, 0, 2)] = detour;
+    table.set_path(pair_index(16, 0, 2), detour);
     let classes = TableClasses::defaults(&t, 6);
     for mode in [TableMode::Plain, TableMode::Hierarchy(classes)] {
         let r = TableRouting::new(&t, table.clone(), mode).unwrap();

@@ -200,7 +200,7 @@ pub(crate) fn column_generation(
                 known: HashSet::new(),
             };
             if let Some(c) = initial {
-                for p in &c.paths[pair] {
+                for p in c.paths(pair).iter() {
                     if let Some(col) = column_of(topo, &net_of_channel, p, *s, d) {
                         pc.add(col);
                     }

@@ -103,12 +103,12 @@ pub(crate) fn candidate_bound_with(
     let n = topo.num_routers();
     let net = Network::new(topo);
     check_demand(topo, &net, demand)?;
-    if cands.num_routers != n || cands.paths.len() != demand.demand.len() {
+    if cands.num_routers != n || cands.num_pairs() != demand.demand.len() {
         return Err(Error::field(
             "candidates",
             format!(
                 "{} pairs for {} routers but the topology has {n} routers ({} pairs)",
-                cands.paths.len(),
+                cands.num_pairs(),
                 cands.num_routers,
                 demand.demand.len()
             ),
@@ -124,11 +124,12 @@ pub(crate) fn candidate_bound_with(
     let mut load: Vec<Expression> = vec![Expression::from(0.0); 2 * topo.links.len()];
     let mut used = vec![false; load.len()];
     let mut constraints = Vec::new();
-    for (pair, paths) in cands.paths.iter().enumerate() {
-        let d = demand.demand[pair] / scale;
+    for (pair, &rate) in demand.demand.iter().enumerate() {
+        let d = rate / scale;
         if d == 0.0 {
             continue;
         }
+        let paths = cands.paths(pair);
         let (s, dst) = pair_of(n, pair);
         let mut seen: HashSet<&RouterPath> = HashSet::new();
         let mut distinct = Vec::new();

@@ -68,6 +68,16 @@ fn steps_in_order(dims: &[usize], s: usize, d: usize, order: &[usize]) -> Vec<us
 /// `count` candidates per pair: DOR first, then the other dimension orders, then random
 /// minimal paths (duplicates allowed, as in real candidate sets).
 fn mesh_candidates(dims: &[usize], bits: u32, seed: u64) -> CandidateSet {
+    let (paths, origins) = mesh_candidate_lists(dims, bits, seed);
+    CandidateSet::from_lists(dims.iter().product(), bits, paths, origins).unwrap()
+}
+
+/// The per-pair lists of [`mesh_candidates`].
+fn mesh_candidate_lists(
+    dims: &[usize],
+    bits: u32,
+    seed: u64,
+) -> (Vec<Vec<RouterPath>>, Vec<Vec<PathOrigin>>) {
     let n: usize = dims.iter().product();
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let all: Vec<usize> = (0..dims.len()).collect();
@@ -101,12 +111,7 @@ fn mesh_candidates(dims: &[usize], bits: u32, seed: u64) -> CandidateSet {
             }
         }
     }
-    CandidateSet {
-        num_routers: n,
-        bits,
-        paths,
-        origins,
-    }
+    (paths, origins)
 }
 
 fn uniform(n: usize, per_router: f64) -> RouterDemand {
@@ -317,10 +322,12 @@ fn bad_demand_is_an_error_not_a_panic() {
     let err = routing_bound(&split, &single(3, 0, 2, 1.0)).unwrap_err();
     assert!(err.to_string().contains("unreachable"), "{err}");
     // A candidate that does not lead where it claims.
-    let mut cands = mesh_candidates(&[3, 3], 0, 1);
-    cands.paths[0][0].ports[0] = 9;
+    let (mut paths, origins) = mesh_candidate_lists(&[3, 3], 0, 1);
+    paths[0][0].ports[0] = 9;
+    let cands = CandidateSet::from_lists(9, 0, paths.clone(), origins.clone()).unwrap();
     assert!(candidate_bound(&topo, &cands, &uniform(9, 1.0)).is_err());
-    cands.paths[0][0] = cands.paths[1][0].clone();
+    paths[0][0] = paths[1][0].clone();
+    let cands = CandidateSet::from_lists(9, 0, paths, origins).unwrap();
     assert!(candidate_bound(&topo, &cands, &uniform(9, 1.0)).is_err());
 }
 

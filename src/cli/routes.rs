@@ -222,14 +222,15 @@ fn check_lft(topo: &Topology, table: &RoutingTable, path: &Path, args: &CheckArg
         }
         _ => {
             let walked = lfts.to_table(topo, path)?;
-            if let Some(pair) = (0..table.paths.len()).find(|&i| walked.paths[i] != table.paths[i])
+            if let Some(pair) =
+                (0..table.num_pairs()).find(|&i| walked.pair_path(i) != table.pair_path(i))
             {
                 let (s, d) = crate::routing::table::pair_of(topo.num_routers(), pair);
                 bail!(
                     "{}: pair {s} -> {d}: the LFTs route it {:?}, the table {:?}",
                     path.display(),
-                    walked.paths[pair].routers,
-                    table.paths[pair].routers
+                    walked.pair_path(pair).routers,
+                    table.pair_path(pair).routers
                 );
             }
         }

@@ -114,11 +114,11 @@ mod tests {
     fn mixed(topo: &Topology) -> RoutingTable {
         let xy = dor(topo);
         let n = topo.num_routers();
-        let paths = (0..xy.paths.len())
+        let paths = (0..xy.num_pairs())
             .map(|pair| {
                 let (s, d) = pair_of(n, pair);
                 if (s + d) % 2 == 1 {
-                    xy.paths[pair].clone()
+                    xy.pair_path(pair).into_owned()
                 } else {
                     let mut back = xy.path(d, s).routers.clone();
                     back.reverse();
@@ -126,10 +126,7 @@ mod tests {
                 }
             })
             .collect();
-        RoutingTable {
-            num_routers: n,
-            paths,
-        }
+        RoutingTable::from_paths(n, paths).unwrap()
     }
 
     fn round_trip(topo: &Topology, table: &RoutingTable, asg: &LmcAssignment) -> Result<()> {
@@ -194,8 +191,8 @@ mod tests {
         // LMC 0: only DOR's tree, so every y-first pair that differs becomes DOR.
         let (t0, asg0, rerouted0) = constrain(&m, &table, &base, 0).unwrap();
         assert_eq!(t0, base);
-        let differs = (0..table.paths.len())
-            .filter(|&i| table.paths[i] != base.paths[i])
+        let differs = (0..table.num_pairs())
+            .filter(|&i| table.pair_path(i) != base.pair_path(i))
             .count();
         assert!(differs > 0);
         assert_eq!(rerouted0, differs);

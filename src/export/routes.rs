@@ -151,7 +151,7 @@ fn write_json(
     out.write_all(head.as_bytes())?;
     out.write_all(b"\"paths\": [\n")?;
     let n = table.num_routers;
-    for (i, p) in table.paths.iter().enumerate() {
+    for (i, p) in table.paths().enumerate() {
         let (src, dst) = pair_of(n, i);
         let entry = PathEntry {
             src,
@@ -164,7 +164,7 @@ fn write_json(
         };
         out.write_all(b"    ")?;
         serde_json::to_writer(&mut *out, &entry)?;
-        out.write_all(if i + 1 < table.paths.len() {
+        out.write_all(if i + 1 < table.num_pairs() {
             b",\n"
         } else {
             b"\n"
@@ -184,7 +184,7 @@ fn csv_class(vc_class: &[Option<String>], pair: usize) -> &str {
 /// No quoting in the CSV: classes are identifiers, so refuse what would need it.
 fn check_csv_classes(table: &RoutingTable, vc_class: &[Option<String>]) -> Result<()> {
     let n = table.num_routers;
-    for pair in 0..table.paths.len() {
+    for pair in 0..table.num_pairs() {
         let class = csv_class(vc_class, pair);
         if class.is_empty() || class.contains([',', '"', '\n', '\r']) || class.trim() != class {
             let (s, d) = pair_of(n, pair);
@@ -221,7 +221,7 @@ fn write_csv(
     // order and `pair_index` orders them by source, then destination, so each router's rows
     // come out sorted. 8 bytes a row where sorting tuples took 48.
     let mut start = vec![0usize; n + 1];
-    for p in &table.paths {
+    for p in table.paths() {
         for &r in &p.routers[..p.ports.len()] {
             start[r as usize + 1] += 1;
         }
@@ -231,7 +231,7 @@ fn write_csv(
     }
     let mut next = start.clone();
     let mut rows = vec![0u64; start[n]];
-    for (pair, p) in table.paths.iter().enumerate() {
+    for (pair, p) in table.paths().enumerate() {
         for (hop, &r) in p.routers[..p.ports.len()].iter().enumerate() {
             rows[next[r as usize]] = ((pair as u64) << 16) | hop as u64;
             next[r as usize] += 1;
@@ -242,7 +242,9 @@ fn write_csv(
         for &row in &rows[range[0]..range[1]] {
             let (pair, hop) = ((row >> 16) as usize, (row & 0xffff) as usize);
             let (s, d) = pair_of(n, pair);
-            let port = table.paths[pair].ports[hop];
+            let port = table
+                .port_at(r, s, d, hop)
+                .expect("a row is a hop before the destination");
             let class = csv_class(vc_class, pair);
             writeln!(out, "{r},{s},{d},{hop},{port},{class}")?;
         }
@@ -271,10 +273,10 @@ fn write_path_list(
         out,
         "# fabricopt routes: topology {}, {n} routers, {} paths",
         one_line(&topo.name),
-        table.paths.len()
+        table.num_pairs()
     )?;
     out.write_all(b"# src dst r0 r1 ... rk (router ids; r0 = src, rk = dst)\n")?;
-    for (pair, p) in table.paths.iter().enumerate() {
+    for (pair, p) in table.paths().enumerate() {
         let (s, d) = pair_of(n, pair);
         write!(out, "{s} {d}")?;
         for r in &p.routers {
@@ -289,8 +291,7 @@ fn write_path_list(
 fn path_list_warnings(topo: &Topology, table: &RoutingTable) -> Vec<String> {
     let lowest = lowest_ports(topo);
     let other_port = table
-        .paths
-        .iter()
+        .paths()
         .filter(|p| {
             p.routers
                 .windows(2)
@@ -321,7 +322,7 @@ pub(crate) fn destination_next_hops(table: &RoutingTable) -> Result<Vec<u16>> {
     let mut next = vec![u16::MAX; n * n];
     // The pair that set each slot, to name both paths in the error.
     let mut set_by = vec![usize::MAX; n * n];
-    for (pair, p) in table.paths.iter().enumerate() {
+    for (pair, p) in table.paths().enumerate() {
         let d = p.destination();
         for (&r, &port) in p.routers.iter().zip(&p.ports) {
             let slot = r as usize * n + d;
@@ -496,7 +497,7 @@ pub fn table_from_routing(
     origin: PathOrigin,
 ) -> Result<(RoutingTable, Vec<Option<PathOrigin>>)> {
     let table = crate::routing::table::route::table_from_routing(routing, topo, num_vcs)?;
-    let origins = vec![Some(origin); table.paths.len()];
+    let origins = vec![Some(origin); table.num_pairs()];
     Ok((table, origins))
 }
 

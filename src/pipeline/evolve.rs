@@ -274,7 +274,7 @@ fn add_preferred(
         added += cands.prefer(pair, paths);
         if let Some(k) = paths
             .first()
-            .and_then(|top| cands.paths[pair].iter().position(|p| p == top))
+            .and_then(|top| cands.paths(pair).iter().position(|p| p == top))
         {
             seed.insert(pair, k as u8);
         }
@@ -392,7 +392,7 @@ pub(crate) fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Res
                         let i = cg.paths.binary_search_by_key(&pair, |(p, _)| *p).ok()?;
                         cg.paths[i].1.first().map(|s| s.path.clone())
                     })
-                    .unwrap_or_else(|| cands.paths[pair][0].clone())
+                    .unwrap_or_else(|| cands.candidate(pair, 0).into_owned())
             })
             .collect();
         let combined = combined_demand(&demands);
@@ -402,7 +402,7 @@ pub(crate) fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Res
         // both are tried and the lower maximum kept (the LP's on a tie).
         let dor_start: Vec<RouterPath> = pairs
             .iter()
-            .map(|&pair| cands.paths[pair][0].clone())
+            .map(|&pair| cands.candidate(pair, 0).into_owned())
             .collect();
         // The two runs are independent and sequential inside: one core each.
         let runs: Vec<(Vec<RouterPath>, f64)> = vec![start, dor_start]

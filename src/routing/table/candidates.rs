@@ -54,9 +54,14 @@ impl Default for CandidateOptions {
 
 /// Largest `bits`: `RoutingTable::from_choice` takes one `u8` per pair.
 pub(crate) const MAX_BITS: u32 = 8;
-/// Largest total number of candidate paths (pairs x 2^bits): each path is two small vectors,
-/// so this bounds the set to a few GB instead of letting a large topology exhaust memory.
+/// Largest number of stored candidate paths (pairs with genes x 2^bits; the other pairs' DOR
+/// paths are next hops): each path is two small vectors, so this bounds the set to a few GB
+/// instead of letting a large topology exhaust memory.
 pub(crate) const MAX_PATHS: usize = 1 << 24;
+/// Largest router count of a table or candidate set: the shared next hops (6 bytes) and the
+/// generator's distances and path counts (12 bytes) are per (router, destination), ~1.2 GB
+/// at this size.
+pub(crate) const MAX_TABLE_ROUTERS: usize = 8192;
 /// Pairs with at most this many minimal paths have them enumerated in full before a subset is
 /// drawn; above it minimal paths are sampled uniformly (enumeration would be exponential).
 const ENUMERATE_LIMIT: u64 = 1024;
@@ -64,11 +69,38 @@ const ENUMERATE_LIMIT: u64 = 1024;
 /// generation down gracefully instead of exploding (a search that hits it finds no spur).
 const SPUR_EXPANSIONS: usize = 200_000;
 
-/// Paths in the candidate set of `num_routers` routers with 2^`bits` per ordered pair
-/// (saturating: compared with [`MAX_PATHS`] before anything is built).
-pub(crate) fn candidate_paths(num_routers: usize, bits: u32) -> usize {
-    let pairs = num_routers.saturating_mul(num_routers.saturating_sub(1));
-    pairs.saturating_mul(1usize.checked_shl(bits).unwrap_or(usize::MAX))
+/// Refuses a candidate set of `num_routers` routers whose `full_pairs` pairs with genes (all
+/// pairs when None) would store more than [`MAX_PATHS`] paths of 2^`bits` each, or more
+/// than [`MAX_TABLE_ROUTERS`] routers. `field` names what the caller's user set.
+pub(crate) fn check_set_size(
+    num_routers: usize,
+    bits: u32,
+    full_pairs: Option<usize>,
+    field: &str,
+) -> Result<()> {
+    let n = num_routers;
+    let pairs = n.saturating_mul(n.saturating_sub(1));
+    if n > MAX_TABLE_ROUTERS {
+        return Err(Error::field(
+            field,
+            format!(
+                "{n} routers are too many for a routing table (at most {MAX_TABLE_ROUTERS}: its \
+                 next hops and candidate generator hold per router-pair data)"
+            ),
+        ));
+    }
+    let full = full_pairs.unwrap_or(pairs);
+    let paths = full.saturating_mul(1usize.checked_shl(bits).unwrap_or(usize::MAX));
+    if paths > MAX_PATHS {
+        return Err(Error::field(
+            field,
+            format!(
+                "{full} router pairs with 2^{bits} candidates each need {paths} candidate \
+                 paths (at most {MAX_PATHS})"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Builds the candidate set of `topo`. Fails on invalid options, a topology too large for the
@@ -94,13 +126,6 @@ pub fn generate_candidates_for(
     }
     let n = topo.num_routers();
     let pairs = n.saturating_mul(n.saturating_sub(1));
-    let paths = match full {
-        Some(full) => {
-            let trained = full.iter().filter(|&&f| f).count();
-            (pairs - trained).saturating_add(trained << opts.bits)
-        }
-        None => candidate_paths(n, opts.bits),
-    };
     if let Some(full) = full
         && full.len() != pairs
     {
@@ -109,42 +134,44 @@ pub fn generate_candidates_for(
             format!("{} pair marks for {n} routers ({pairs} pairs)", full.len()),
         ));
     }
-    if paths > MAX_PATHS {
-        return Err(Error::field(
-            "candidates.bits",
-            format!(
-                "{n} routers with 2^{} candidates per pair need {paths} paths (at most \
-                 {MAX_PATHS})",
-                opts.bits
-            ),
-        ));
-    }
+    check_set_size(
+        n,
+        opts.bits,
+        full.map(|f| f.iter().filter(|&&x| x).count()),
+        "candidates.bits",
+    )?;
     let generator = Generator::new(topo, opts);
-    let per_source: Vec<Vec<(Vec<RouterPath>, Vec<PathOrigin>)>> = (0..n)
-        .into_par_iter()
-        .map(|s| {
-            (0..n)
-                .filter(|&d| d != s)
-                .map(|d| {
-                    let wanted = full.is_none_or(|f| f[super::pair_index(n, s, d)]);
-                    generator.pair(s, d, wanted)
-                })
-                .collect::<Result<Vec<_>>>()
-        })
-        .collect::<Result<_>>()?;
-    let mut paths = Vec::with_capacity(pairs);
-    let mut origins = Vec::with_capacity(pairs);
-    // Sources in order, destinations ascending without s: exactly the `pair_index` order.
-    for (p, o) in per_source.into_iter().flatten() {
-        paths.push(p);
-        origins.push(o);
+    let mut dor = super::TableBuilder::new(n);
+    let mut full_lists = Vec::new();
+    // Sources in parallel, a chunk at a time, fed to the builder in `pair_index` order
+    // (sources in order, destinations ascending without s): only the pairs with genes keep
+    // their paths, so memory follows them and not n².
+    let chunk = rayon::current_num_threads().max(1) * 8;
+    for first in (0..n).step_by(chunk) {
+        let per_source: Vec<Vec<(Vec<RouterPath>, Vec<PathOrigin>)>> = (first
+            ..(first + chunk).min(n))
+            .into_par_iter()
+            .map(|s| {
+                (0..n)
+                    .filter(|&d| d != s)
+                    .map(|d| {
+                        let wanted = full.is_none_or(|f| f[super::pair_index(n, s, d)]);
+                        generator.pair(s, d, wanted)
+                    })
+                    .collect::<Result<Vec<_>>>()
+            })
+            .collect::<Result<_>>()?;
+        for (s, row) in (first..).zip(per_source) {
+            for (d, (p, o)) in (0..n).filter(|&d| d != s).zip(row) {
+                dor.push(p[0].clone());
+                if full.is_none_or(|f| f[super::pair_index(n, s, d)]) {
+                    full_lists.push((super::pair_index(n, s, d), p, o));
+                }
+            }
+        }
     }
-    Ok(CandidateSet {
-        num_routers: n,
-        bits: opts.bits,
-        paths,
-        origins,
-    })
+    let dor = dor.finish().expect("one path per pair");
+    Ok(CandidateSet::new(opts.bits, dor, full_lists))
 }
 
 /// A routing function walked to produce paths, with the VCs it needs.

@@ -69,7 +69,7 @@ fn check_set(
     for s in 0..n {
         for d in (0..n).filter(|&d| d != s) {
             let pair = pair_index(n, s, d);
-            let (paths, origins) = (&cands.paths[pair], &cands.origins[pair]);
+            let (paths, origins) = (&cands.paths(pair), &cands.origins(pair));
             assert_eq!(paths.len(), 1 << opts.bits, "{name} {s}->{d}");
             assert_eq!(origins.len(), paths.len());
             assert_eq!(origins[0], PathOrigin::Dor);
@@ -87,7 +87,7 @@ fn check_set(
                 distinct,
                 "{name} {s}->{d}: distinct before duplicates"
             );
-            for (k, (p, &o)) in paths.iter().zip(origins).enumerate() {
+            for (k, (p, &o)) in paths.iter().zip(origins.iter()).enumerate() {
                 p.validate(topo)
                     .unwrap_or_else(|e| panic!("{name} {s}->{d} #{k}: {e}"));
                 assert_eq!((p.source(), p.destination()), (s, d), "{name} #{k}");
@@ -153,12 +153,12 @@ fn corner_to_corner_gets_eight_spread_minimal_paths() {
     let opts = CandidateOptions::default();
     let cands = generate_candidates(&topo, &opts).unwrap();
     let pair = pair_index(64, 0, 63);
-    let paths = &cands.paths[pair];
+    let paths = &cands.paths(pair);
     assert!(paths.iter().all(|p| p.hops() == 9));
     assert_eq!(paths.iter().collect::<HashSet<_>>().len(), 8);
-    assert_eq!(cands.origins[pair][0], PathOrigin::Dor);
+    assert_eq!(cands.origins(pair)[0], PathOrigin::Dor);
     assert!(
-        cands.origins[pair][1..]
+        cands.origins(pair)[1..]
             .iter()
             .all(|&o| o == PathOrigin::Minimal)
     );
@@ -190,8 +190,8 @@ fn corner_to_corner_gets_eight_spread_minimal_paths() {
     );
     // Another seed draws another subset; the DOR candidate stays.
     let other = generate_candidates(&topo, &CandidateOptions { seed: 99, ..opts }).unwrap();
-    assert_eq!(other.paths[pair][0], paths[0]);
-    assert_ne!(&other.paths[pair], paths);
+    assert_eq!(other.paths(pair)[0], paths[0]);
+    assert_ne!(&other.paths(pair), paths);
 }
 
 #[test]
@@ -207,7 +207,7 @@ fn neighbours_get_their_link_then_three_hop_detours() {
     // (1,1,1) is inner: via -y, +y, -z, +z.
     for (s, d, detours) in [(0usize, 1usize, 2usize), (21, 22, 4)] {
         let pair = pair_index(64, s, d);
-        let (paths, origins) = (&cands.paths[pair], &cands.origins[pair]);
+        let (paths, origins) = (&cands.paths(pair), &cands.origins(pair));
         assert_eq!(paths[0].hops(), 1);
         for k in 1..=detours {
             assert_eq!(
@@ -226,7 +226,7 @@ fn neighbours_get_their_link_then_three_hop_detours() {
     }
     // With classical paths, Valiant fills the set with distinct (longer) paths.
     let full = generate_candidates(&topo, &CandidateOptions::default()).unwrap();
-    let origins = &full.origins[pair_index(64, 0, 1)];
+    let origins = &full.origins(pair_index(64, 0, 1));
     assert_eq!(
         origins
             .iter()
@@ -307,7 +307,8 @@ fn distinct_counts_match_brute_force_on_small_graphs() {
                     let exist = brute_force(&g, s, d, min + opts.max_extra_hops);
                     let minimal = exist.iter().filter(|p| p.hops() == min).count();
                     let pair = pair_index(n, s, d);
-                    let distinct: HashSet<&RouterPath> = cands.paths[pair].iter().collect();
+                    let listed = cands.paths(pair);
+                    let distinct: HashSet<&RouterPath> = listed.iter().collect();
                     assert!(
                         distinct.iter().all(|p| exist.contains(*p)),
                         "{name} {s}->{d}"

@@ -18,7 +18,7 @@ pub(crate) fn table_dependency_cycle(
 ) -> Option<Vec<VirtualChannel>> {
     let mut graph = DependencyGraph::new();
     let mut vcs = Vec::new();
-    for (pair, path) in table.paths.iter().enumerate() {
+    for (pair, path) in table.paths().enumerate() {
         vcs.clear();
         vcs.extend(
             path.channels(topo)
@@ -55,15 +55,16 @@ pub(crate) fn layer_assignment(
     max_layers: usize,
 ) -> Option<Vec<u8>> {
     let max_layers = max_layers.min(usize::from(u8::MAX) + 1);
-    let deps: Vec<Vec<(usize, usize)>> = table
-        .paths
-        .iter()
-        .map(|p| p.channels(topo).windows(2).map(|w| (w[0], w[1])).collect())
-        .collect();
-    let mut by_length: Vec<usize> = (0..deps.len()).collect();
+    // Dependencies are rebuilt per pair when placed, not held for all n² pairs at once.
+    let deps = |pair: usize| -> Vec<(usize, usize)> {
+        let channels = table.pair_path(pair).channels(topo);
+        channels.windows(2).map(|w| (w[0], w[1])).collect()
+    };
+    let hops: Vec<u32> = table.paths().map(|p| p.hops() as u32).collect();
+    let mut by_length: Vec<u32> = (0..hops.len() as u32).collect();
     // Stable sort: equal lengths stay in pair order, so the result is deterministic.
-    by_length.sort_by_key(|&i| std::cmp::Reverse(deps[i].len()));
-    let source_major: Vec<usize> = (0..deps.len()).collect();
+    by_length.sort_by_key(|&i| std::cmp::Reverse(hops[i as usize]));
+    let source_major: Vec<u32> = (0..hops.len() as u32).collect();
     let num_channels = 2 * topo.links.len();
     let mut best: Option<(Vec<u8>, usize)> = None;
     for order in [by_length, source_major] {
@@ -78,14 +79,16 @@ pub(crate) fn layer_assignment(
 
 /// First fit in `order`; None as soon as a pair fits none of `max_layers` layers.
 fn first_fit(
-    deps: &[Vec<(usize, usize)>],
-    order: &[usize],
+    deps: &dyn Fn(usize) -> Vec<(usize, usize)>,
+    order: &[u32],
     num_channels: usize,
     max_layers: usize,
 ) -> Option<(Vec<u8>, usize)> {
-    let mut layer = vec![0u8; deps.len()];
+    let mut layer = vec![0u8; order.len()];
     let mut dags: Vec<IncrementalDag> = Vec::new();
     for &pair in order {
+        let pair = pair as usize;
+        let pair_deps = deps(pair);
         let mut l = 0;
         loop {
             if l == max_layers {
@@ -94,7 +97,7 @@ fn first_fit(
             if l == dags.len() {
                 dags.push(IncrementalDag::new(num_channels));
             }
-            if dags[l].try_add_all(&deps[pair]) {
+            if dags[l].try_add_all(&pair_deps) {
                 break;
             }
             l += 1;
@@ -163,7 +166,7 @@ mod tests {
         let n = 4;
         let choice: Vec<u8> = (0..cands.num_pairs())
             .map(|pair| {
-                let cs = &cands.paths[pair];
+                let cs = cands.paths(pair);
                 let want = clockwise
                     .iter()
                     .find(|c| pair == pair_index(n, c[0] as usize, c[2] as usize));
@@ -227,10 +230,7 @@ mod tests {
                 };
             }
         }
-        let table = RoutingTable {
-            num_routers: n,
-            paths,
-        };
+        let table = RoutingTable::from_paths(n, paths).unwrap();
         table.validate(&topo).unwrap();
         let cycle = is_deadlock_free_single_vc(&topo, &table).unwrap_err();
         assert_eq!(cycle.len(), 4);
@@ -251,10 +251,13 @@ mod tests {
         // 0 -> 1 the long way twice round the ring (0 1 2 3 0 1 2 3 0 1): channel 0->1 twice.
         let routers: Vec<u32> = (0..10).map(|i| (i % 4) as u32).collect();
         let len = routers.len() - 1;
-        table.paths[pair_index(4, 0, 1)] = RouterPath {
-            routers,
-            ports: vec![plus as u16; len],
-        };
+        table.set_path(
+            pair_index(4, 0, 1),
+            RouterPath {
+                routers,
+                ports: vec![plus as u16; len],
+            },
+        );
         table.validate(&topo).unwrap();
         assert_eq!(layer_assignment(&topo, &table, 8), None);
     }

@@ -243,10 +243,7 @@ pub fn parse_json(text: &str, path: &Path) -> Result<(RoutingTable, TableMetadat
     }
     let paths = collect_pairs(paths, n).map_err(|r| bad("paths".into(), r))?;
     Ok((
-        RoutingTable {
-            num_routers: n,
-            paths,
-        },
+        RoutingTable::from_paths(n, paths).expect("one path per pair"),
         TableMetadata {
             topology: file.topology,
             vc_classes: file.vc_classes,
@@ -447,10 +444,7 @@ pub fn parse_csv(
         .map(|c| c.map_or_else(|| DEFAULT_VC_CLASS.to_string(), |(c, _)| c))
         .collect();
     Ok((
-        RoutingTable {
-            num_routers: n,
-            paths,
-        },
+        RoutingTable::from_paths(n, paths).expect("one path per pair"),
         classes,
     ))
 }
@@ -547,10 +541,7 @@ pub fn parse_path_list(text: &str, path: &Path, topo: &Topology) -> Result<Routi
     }
     let paths = collect_pairs(paths.into_iter().map(|p| p.map(|(p, _)| p)).collect(), n)
         .map_err(|r| Error::parse(path, "file", r))?;
-    Ok(RoutingTable {
-        num_routers: n,
-        paths,
-    })
+    Ok(RoutingTable::from_paths(n, paths).expect("one path per pair"))
 }
 
 /// One switch's linear forwarding table as read from an LFT dump.
@@ -698,10 +689,7 @@ impl LinearForwardingTables {
                 walk_lid(&by_router, topo, path, s, d, switch_lid(d) as u16)
             })
             .collect::<Result<_>>()?;
-        Ok(RoutingTable {
-            num_routers: n,
-            paths,
-        })
+        Ok(RoutingTable::from_paths(n, paths).expect("one path per pair"))
     }
 
     /// Every router's switch table (checked: one per router, LID = router + 1, fabricopt's

@@ -18,6 +18,7 @@
 //! forwards whatever it receives): they point towards the nearest router of the tree, which
 //! keeps every layer loop-free. See docs/routing-tables.md, "LMC".
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::path::Path;
 
@@ -134,7 +135,7 @@ pub fn pack(topo: &Topology, table: &RoutingTable, lmc: u8) -> Result<LmcAssignm
     check_lmc(lmc)?;
     let n = table.num_routers;
     let layers = 1usize << lmc;
-    let mut offset = vec![0u8; table.paths.len()];
+    let mut offset = vec![0u8; table.num_pairs()];
     let mut all = Vec::with_capacity(n);
     for d in 0..n {
         let mut trees = Trees::new(d, n, layers);
@@ -142,6 +143,7 @@ pub fn pack(topo: &Topology, table: &RoutingTable, lmc: u8) -> Result<LmcAssignm
         sources.sort_by_key(|&s| std::cmp::Reverse(table.path(s, d).hops()));
         for s in sources {
             let p = table.path(s, d);
+            let p = &*p;
             let Some(layer) = (0..layers).find(|&l| trees.fits(l, p)) else {
                 return Err(Error::field(
                     "table",
@@ -170,22 +172,18 @@ pub fn constrain(
     lmc: u8,
 ) -> Result<(RoutingTable, LmcAssignment, usize)> {
     let fitter = LmcFitter::new(base, lmc)?;
-    let own: Vec<usize> = (0..table.paths.len())
-        .filter(|&i| table.paths[i] != base.paths[i])
+    let own: Vec<usize> = (0..table.num_pairs())
+        .filter(|&i| table.pair_path(i) != base.pair_path(i))
         .collect();
-    let (fitted, trees) = fitter.fit_trees(topo, &own, |i| &table.paths[i], true);
-    let mut paths = table.paths.clone();
-    let mut offset = vec![0u8; table.paths.len()];
+    let (fitted, trees) = fitter.fit_trees(topo, &own, |i| table.pair_path(i), true);
+    let mut table = table.clone();
+    let mut offset = vec![0u8; table.num_pairs()];
     for (pair, layer, path) in fitted.pairs {
         offset[pair] = layer;
         if let Some(q) = path {
-            paths[pair] = q;
+            table.set_path(pair, q);
         }
     }
-    let table = RoutingTable {
-        num_routers: table.num_routers,
-        paths,
-    };
     Ok((table, finish(topo, lmc, offset, trees), fitted.rerouted))
 }
 
@@ -221,8 +219,8 @@ impl LmcFitter {
             let mut trees = Trees::new(d, n, 1);
             for s in (0..n).filter(|&s| s != d) {
                 let p = base.path(s, d);
-                if trees.fits(0, p) {
-                    trees.add(0, p);
+                if trees.fits(0, &p) {
+                    trees.add(0, &p);
                 } else {
                     misfits[d].push(s);
                 }
@@ -247,7 +245,7 @@ impl LmcFitter {
         &self,
         topo: &Topology,
         own: &[usize],
-        path_of: impl Fn(usize) -> &'a RouterPath,
+        path_of: impl Fn(usize) -> Cow<'a, RouterPath>,
     ) -> Fitted {
         self.fit_trees(topo, own, path_of, false).0
     }
@@ -257,7 +255,7 @@ impl LmcFitter {
         &self,
         topo: &Topology,
         own: &[usize],
-        path_of: impl Fn(usize) -> &'a RouterPath,
+        path_of: impl Fn(usize) -> Cow<'a, RouterPath>,
         all: bool,
     ) -> (Fitted, Vec<Trees>) {
         let n = self.n;
@@ -285,6 +283,7 @@ impl LmcFitter {
             for s in sources {
                 let pair = pair_index(n, s, d);
                 let p = path_of(pair);
+                let p = &*p;
                 // Tree 0 only takes a path that agrees with the base tree; then first fit.
                 let (layer, path) = match (0..layers).find(|&l| trees.fits(l, p)) {
                     Some(l) => (l, None),
@@ -424,10 +423,10 @@ pub fn check_lmc_files(
     let first_terminal: Vec<Option<usize>> = (0..n)
         .map(|r| topo.terminals.iter().position(|t| t.router == r))
         .collect();
-    if offsets.len() != table.paths.len() {
+    if offsets.len() != table.num_pairs() {
         return Err(Error::field(
             "lid_offset",
-            format!("{} offsets for {} pairs", offsets.len(), table.paths.len()),
+            format!("{} offsets for {} pairs", offsets.len(), table.num_pairs()),
         ));
     }
     for (pair, &offset) in offsets.iter().enumerate() {
@@ -450,7 +449,7 @@ pub fn check_lmc_files(
                 ),
             ));
         }
-        if &walked != table.path(s, d) {
+        if walked != *table.path(s, d) {
             return Err(Error::field(
                 format!("pair {s} -> {d}"),
                 format!(

@@ -49,11 +49,12 @@ pub(crate) fn channel_loads(
     demand: &RouterDemand,
 ) -> Vec<f64> {
     let mut load = vec![0.0; 2 * topo.links.len()];
-    for (pair, path) in table.paths.iter().enumerate() {
-        let rate = demand.demand[pair];
+    // Only pairs with demand are walked: most of a large table carries none.
+    for (pair, &rate) in demand.demand.iter().enumerate() {
         if rate == 0.0 {
             continue;
         }
+        let path = table.pair_path(pair);
         for (&r, &p) in path.routers.iter().zip(&path.ports) {
             let c = topo
                 .out_channel(r as usize, p as usize)
@@ -81,11 +82,12 @@ pub(crate) fn average_hops(table: &RoutingTable, demand: &RouterDemand) -> f64 {
     if total == 0.0 {
         return 0.0;
     }
-    table
-        .paths
+    demand
+        .demand
         .iter()
-        .zip(&demand.demand)
-        .map(|(p, &d)| d * p.hops() as f64)
+        .enumerate()
+        .filter(|&(_, &d)| d != 0.0)
+        .map(|(pair, &d)| d * table.pair_path(pair).hops() as f64)
         .sum::<f64>()
         / total
 }

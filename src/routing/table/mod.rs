@@ -12,10 +12,18 @@ pub mod io;
 pub mod lmc;
 pub mod load;
 pub mod negotiate;
+mod next_hops;
 pub mod route;
 pub mod vl;
 
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
+
+pub use next_hops::NextHops;
+pub(crate) use next_hops::TableBuilder;
 
 use crate::error::{Error, Result};
 use crate::topology::Topology;
@@ -142,35 +150,122 @@ pub enum PathOrigin {
 /// `2^bits` candidate paths per ordered router pair (duplicates only when fewer distinct
 /// paths exist), or the DOR path alone for a pair a search gives no gene
 /// ([`generate_candidates_for`](candidates::generate_candidates_for)); candidate 0 is always
-/// the DOR path.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// the DOR path. The DOR paths are held as a [`RoutingTable`] (shared next hops), so the
+/// pairs without genes cost no path vectors.
+#[derive(Clone, Debug, PartialEq)]
 pub struct CandidateSet {
     pub num_routers: usize,
     pub bits: u32,
-    /// `paths[pair_index(n, s, d)][k]`.
-    pub paths: Vec<Vec<RouterPath>>,
-    pub origins: Vec<Vec<PathOrigin>>,
+    /// Candidate 0 of every pair.
+    dor: RoutingTable,
+    /// Every candidate of the pairs that have more than DOR, by pair index.
+    full: BTreeMap<usize, PairCandidates>,
+}
+
+/// The candidates of one pair and where each came from.
+#[derive(Clone, Debug, PartialEq)]
+struct PairCandidates {
+    paths: Vec<RouterPath>,
+    origins: Vec<PathOrigin>,
 }
 
 impl CandidateSet {
+    /// The set of `dor` (candidate 0 of every pair) and `full`: pair, candidates, origins
+    /// (candidate 0 of each must be the pair's DOR path).
+    pub(crate) fn new(
+        bits: u32,
+        dor: RoutingTable,
+        full: impl IntoIterator<Item = (usize, Vec<RouterPath>, Vec<PathOrigin>)>,
+    ) -> Self {
+        let full = full
+            .into_iter()
+            .map(|(pair, paths, origins)| {
+                debug_assert_eq!(paths.first(), Some(&*dor.pair_path(pair)));
+                (pair, PairCandidates { paths, origins })
+            })
+            .collect();
+        CandidateSet {
+            num_routers: dor.num_routers,
+            bits,
+            dor,
+            full,
+        }
+    }
+
+    /// The set of explicit per-pair candidate lists (in [`pair_index`] order, candidate 0 the
+    /// DOR path); None if the count is not n (n - 1).
+    pub fn from_lists(
+        num_routers: usize,
+        bits: u32,
+        paths: Vec<Vec<RouterPath>>,
+        origins: Vec<Vec<PathOrigin>>,
+    ) -> Option<Self> {
+        let dor =
+            RoutingTable::from_paths(num_routers, paths.iter().map(|p| p[0].clone()).collect())?;
+        let full = paths
+            .into_iter()
+            .zip(origins)
+            .enumerate()
+            .filter(|(_, (p, _))| p.len() > 1)
+            .map(|(pair, (p, o))| (pair, p, o));
+        Some(CandidateSet::new(bits, dor, full))
+    }
+
     pub fn per_pair(&self) -> usize {
         1 << self.bits
     }
 
     pub(crate) fn num_pairs(&self) -> usize {
-        self.paths.len()
+        self.dor.num_pairs()
     }
 
-    pub fn candidate(&self, pair: usize, k: usize) -> &RouterPath {
-        &self.paths[pair][k]
+    /// The candidates of pair `pair` (its DOR path alone for a pair without genes).
+    pub fn paths(&self, pair: usize) -> Cow<'_, [RouterPath]> {
+        match self.full.get(&pair) {
+            Some(c) => Cow::Borrowed(&c.paths),
+            None => Cow::Owned(vec![self.dor.pair_path(pair).into_owned()]),
+        }
+    }
+
+    /// Where each of [`paths`](Self::paths) came from.
+    pub fn origins(&self, pair: usize) -> Cow<'_, [PathOrigin]> {
+        match self.full.get(&pair) {
+            Some(c) => Cow::Borrowed(&c.origins),
+            None => Cow::Owned(vec![PathOrigin::Dor]),
+        }
+    }
+
+    /// Number of candidates of `pair` (1 for a pair without genes).
+    pub fn count(&self, pair: usize) -> usize {
+        self.full.get(&pair).map_or(1, |c| c.paths.len())
+    }
+
+    pub fn candidate(&self, pair: usize, k: usize) -> Cow<'_, RouterPath> {
+        match self.full.get(&pair) {
+            Some(c) => Cow::Borrowed(&c.paths[k]),
+            None => {
+                assert_eq!(k, 0, "pair {pair} has its DOR path only");
+                self.dor.pair_path(pair)
+            }
+        }
+    }
+
+    /// Candidate 0 of every pair, as a table.
+    pub fn dor_table(&self) -> &RoutingTable {
+        &self.dor
+    }
+
+    /// The pairs with more than their DOR path, ascending.
+    pub fn full_pairs(&self) -> impl Iterator<Item = usize> + '_ {
+        self.full.keys().copied()
     }
 
     /// Puts `preferred` right after the pair's candidate 0 (DOR), in order, then the other
     /// distinct candidates, cut to 2^bits and padded with duplicates as generated sets are.
     /// Returns how many of `preferred` were not candidates before.
     pub fn prefer(&mut self, pair: usize, preferred: &[RouterPath]) -> usize {
-        let old_paths = std::mem::take(&mut self.paths[pair]);
-        let old_origins = std::mem::take(&mut self.origins[pair]);
+        let old_paths = self.paths(pair).into_owned();
+        let old_origins = self.origins(pair).into_owned();
         let mut paths: Vec<RouterPath> = Vec::with_capacity(self.per_pair());
         let mut origins = Vec::with_capacity(self.per_pair());
         let mut added = 0;
@@ -206,18 +301,15 @@ impl CandidateSet {
             }
         }
         // A pair that had only its DOR path (no training demand) stays that way.
-        let target = if old_paths.len() <= 1 && preferred.is_empty() {
-            paths.len()
-        } else {
-            self.per_pair()
-        };
+        if old_paths.len() <= 1 && preferred.is_empty() {
+            return added;
+        }
         let distinct = paths.len();
-        for i in 0..target.saturating_sub(distinct) {
+        for i in 0..self.per_pair().saturating_sub(distinct) {
             paths.push(paths[i % distinct].clone());
             origins.push(PathOrigin::Duplicate);
         }
-        self.paths[pair] = paths;
-        self.origins[pair] = origins;
+        self.full.insert(pair, PairCandidates { paths, origins });
         added
     }
 }
@@ -229,40 +321,28 @@ fn old_origin(paths: &[RouterPath], origins: &[PathOrigin], p: &RouterPath) -> P
         .map_or(PathOrigin::Lp, |i| origins[i])
 }
 
-/// One path per ordered router pair. Lookup per hop is O(1).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// One path per ordered router pair. Lookup per hop is O(1). Paths are stored as shared
+/// destination-based next hops plus the pairs that do not follow them (`next_hops.rs`).
+#[derive(Clone, Debug)]
 pub struct RoutingTable {
     pub num_routers: usize,
-    /// `paths[pair_index(n, s, d)]`.
-    pub paths: Vec<RouterPath>,
+    hops: Arc<NextHops>,
+    /// The paths that do not follow `hops`, by pair index.
+    listed: BTreeMap<usize, RouterPath>,
 }
 
 impl RoutingTable {
     /// The table that picks candidate `choice[pair]` for every pair.
     pub fn from_choice(cands: &CandidateSet, choice: &[u8]) -> Self {
         debug_assert_eq!(choice.len(), cands.num_pairs());
-        RoutingTable {
-            num_routers: cands.num_routers,
-            paths: choice
+        cands.dor.with_listed(
+            choice
                 .iter()
                 .enumerate()
-                .map(|(pair, &k)| cands.paths[pair][k as usize].clone())
+                .filter(|&(_, &k)| k != 0)
+                .map(|(pair, &k)| (pair, cands.candidate(pair, k as usize).into_owned()))
                 .collect(),
-        }
-    }
-
-    pub fn path(&self, src_router: usize, dst_router: usize) -> &RouterPath {
-        &self.paths[pair_index(self.num_routers, src_router, dst_router)]
-    }
-
-    /// Output port at hop `hop` of the (source, destination) path; None past its end.
-    pub(crate) fn next_port(
-        &self,
-        src_router: usize,
-        dst_router: usize,
-        hop: usize,
-    ) -> Option<u16> {
-        self.path(src_router, dst_router).ports.get(hop).copied()
+        )
     }
 
     /// Checks every path against the topology and the pair it is stored under.
@@ -274,17 +354,9 @@ impl RoutingTable {
                 format!("{n} but the topology has {}", topo.num_routers()),
             ));
         }
-        if self.paths.len() != n * (n - 1) {
-            return Err(Error::field(
-                "paths",
-                format!(
-                    "{} paths but {n} routers need {}",
-                    self.paths.len(),
-                    n * (n - 1)
-                ),
-            ));
-        }
-        for (i, p) in self.paths.iter().enumerate() {
+        // The walked paths start and end right by construction, and are valid when every
+        // next hop is: only a bad entry needs the per-path scan that names the first path.
+        let check = |i: usize, p: &RouterPath| -> Result<()> {
             let (s, d) = pair_of(n, i);
             if p.routers.first() != Some(&(s as u32)) || p.routers.last() != Some(&(d as u32)) {
                 return Err(Error::field(
@@ -293,7 +365,16 @@ impl RoutingTable {
                 ));
             }
             p.validate(topo)
-                .map_err(|e| e.prefix_field(&format!("paths[{i}]")))?;
+                .map_err(|e| e.prefix_field(&format!("paths[{i}]")))
+        };
+        if self.hops.entries_valid(topo) {
+            for (&i, p) in &self.listed {
+                check(i, p)?;
+            }
+        } else {
+            for (i, p) in self.paths().enumerate() {
+                check(i, &p)?;
+            }
         }
         Ok(())
     }
@@ -302,8 +383,11 @@ impl RoutingTable {
     /// destination-based forwarding table such as InfiniBand's LFT can express).
     pub(crate) fn is_destination_based(&self) -> bool {
         let n = self.num_routers;
+        if self.listed.is_empty() {
+            return true;
+        }
         let mut next = vec![u16::MAX; n * n];
-        for p in &self.paths {
+        for p in self.paths() {
             let d = p.destination();
             for (&r, &port) in p.routers.iter().zip(&p.ports) {
                 let slot = &mut next[r as usize * n + d];

@@ -386,13 +386,13 @@ impl TableRouting {
                 Mode::Hierarchy(Box::new(Hierarchy::new(topo, classes)?))
             }
             TableMode::Layered(layers) => {
-                if layers.len() != table.paths.len() {
+                if layers.len() != table.num_pairs() {
                     return Err(Error::field(
                         "layers",
                         format!(
                             "{} layers but the table has {} pairs",
                             layers.len(),
-                            table.paths.len()
+                            table.num_pairs()
                         ),
                     ));
                 }
@@ -454,7 +454,7 @@ impl TableRouting {
             Some(ctx.router),
             "packet {s}->{d} left its table path"
         );
-        self.table.next_port(s, d, hop)
+        self.table.port_at(ctx.router, s, d, hop)
     }
 }
 
@@ -636,7 +636,7 @@ pub fn table_from_routing(
             ),
         ));
     }
-    let mut paths = Vec::with_capacity(n * (n - 1));
+    let mut paths = super::TableBuilder::new(n);
     for s in 0..n {
         for d in (0..n).filter(|&d| d != s) {
             let hops = crate::routing::paths::walk_packet(
@@ -661,10 +661,7 @@ pub fn table_from_routing(
             paths.push(super::RouterPath { routers, ports });
         }
     }
-    Ok(RoutingTable {
-        num_routers: n,
-        paths,
-    })
+    Ok(paths.finish().expect("one path per pair"))
 }
 
 /// Parameters of `table`.
@@ -770,14 +767,14 @@ pub fn build(
             } else {
                 read_json("routing.table_layers", &path)?
             };
-            if layers.len() != table.paths.len() {
+            if layers.len() != table.num_pairs() {
                 return Err(Error::field(
                     "routing.table_layers",
                     format!(
                         "{}: {} layers but the table has {} pairs",
                         path.display(),
                         layers.len(),
-                        table.paths.len()
+                        table.num_pairs()
                     ),
                 ));
             }

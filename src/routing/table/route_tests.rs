@@ -109,7 +109,7 @@ fn the_hierarchy_never_moves_back_up_a_class() {
     let (cands, vc) = step(&view, &mut state, &mut router, &mut in_port);
     // Preference order: table port on table VCs, minimal ports on adaptive VCs, escape last.
     assert!(in_class(&cands[0], 4..8), "{cands:?}");
-    assert_eq!(Some(cands[0].port), r.table().next_port(0, 10, 0));
+    assert_eq!(Some(cands[0].port), r.table().port_at(0, 0, 10, 0));
     assert!(
         in_class(&cands[1], 2..4) && in_class(&cands[2], 2..4),
         "{cands:?}"
@@ -183,7 +183,7 @@ fn layered_mode_uses_the_pair_layer_and_needs_the_layers_used() {
         assert_eq!(
             cands,
             vec![Candidate {
-                port: table.next_port(s, d, 0).unwrap(),
+                port: table.port_at(s, s, d, 0).unwrap(),
                 vcs: VcRange::single(layer)
             }]
         );

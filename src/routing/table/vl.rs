@@ -74,7 +74,7 @@ pub fn check_table(topo: &Topology, table: &RoutingTable, sl: Option<&[u8]>) -> 
     let mut cycle = None;
     let mut num_vls = 1;
     if delivery_error.is_none() {
-        for (pair, p) in table.paths.iter().enumerate() {
+        for (pair, p) in table.paths().enumerate() {
             if p.revisits() {
                 revisiting_count += 1;
                 if revisiting_pairs.len() < 10 {
@@ -149,10 +149,8 @@ pub(crate) mod tests {
                 paths[pair_index(n, s, d)] = Some(p);
             }
         }
-        let table = RoutingTable {
-            num_routers: n,
-            paths: paths.into_iter().map(Option::unwrap).collect(),
-        };
+        let table =
+            RoutingTable::from_paths(n, paths.into_iter().map(Option::unwrap).collect()).unwrap();
         table.validate(&topo).unwrap();
         (topo, table)
     }
@@ -202,10 +200,13 @@ pub(crate) mod tests {
         let (topo, mut table) = clockwise_ring();
         // 0 -> 1 going round: 0 1 2 3 0 1.
         let i = pair_index(4, 0, 1);
-        table.paths[i] = RouterPath {
-            routers: vec![0, 1, 2, 3, 0, 1],
-            ports: vec![2; 5],
-        };
+        table.set_path(
+            i,
+            RouterPath {
+                routers: vec![0, 1, 2, 3, 0, 1],
+                ports: vec![2; 5],
+            },
+        );
         let c = check_table(&topo, &table, None);
         assert!(c.delivers);
         assert_eq!(c.revisiting_count, 1);

@@ -106,28 +106,17 @@ enum Decoding {
     DestinationBased { ports: Vec<Vec<(u16, u32)>> },
 }
 
-/// Refuses a table search whose candidate set would exceed `MAX_PATHS`: `trained` pairs get
-/// 2^bits candidates, the others their DOR path (called with 0 before anything sized by router
-/// pairs is built, then with the training pairs).
-/// The training traffic's demand matrices are checked by `Traffic::check_matrix_memory`.
+/// Refuses a table search whose candidate set would exceed `MAX_PATHS` (`trained` pairs get
+/// 2^bits candidates, the others their DOR path as shared next hops) or `MAX_TABLE_ROUTERS`
+/// (called with 0 before anything sized by router pairs is built, then with the training
+/// pairs). The training traffic's demand matrices are checked by `Traffic::check_matrix_memory`.
 pub(crate) fn check_table_search_size(topo: &Topology, bits: u32, trained: usize) -> Result<()> {
-    use crate::routing::table::candidates::MAX_PATHS;
-    let n = topo.num_routers();
-    let pairs = n.saturating_mul(n.saturating_sub(1));
-    let per_pair = 1usize.checked_shl(bits).unwrap_or(usize::MAX);
-    let paths = pairs
-        .saturating_sub(trained)
-        .saturating_add(trained.saturating_mul(per_pair));
-    if paths > MAX_PATHS {
-        return Err(Error::field(
-            "topology",
-            format!(
-                "{n} routers are too many for an evolved table: its {pairs} router pairs need at \
-                 least {paths} candidate paths (at most {MAX_PATHS})"
-            ),
-        ));
-    }
-    Ok(())
+    crate::routing::table::candidates::check_set_size(
+        topo.num_routers(),
+        bits,
+        Some(trained),
+        "topology",
+    )
 }
 
 /// The training patterns scaled to one flit per terminal per cycle (the unit of the
@@ -222,7 +211,7 @@ impl RoutingTableProblem {
         demands: Vec<RouterDemand>,
         ops: TableOperators,
     ) -> Result<Self> {
-        if demands.iter().any(|d| d.demand.len() != cands.paths.len()) {
+        if demands.iter().any(|d| d.demand.len() != cands.num_pairs()) {
             return Err(Error::field(
                 "traffic",
                 "a training pattern's router pairs do not match the candidate set",
@@ -233,7 +222,8 @@ impl RoutingTableProblem {
         let channels = pairs
             .iter()
             .map(|&pair| {
-                cands.paths[pair]
+                cands
+                    .paths(pair)
                     .iter()
                     .map(|p| p.channels(&topo))
                     .collect()
@@ -382,7 +372,7 @@ impl RoutingTableProblem {
 
     fn alleles(&self, g: usize) -> usize {
         match &self.decoding {
-            Decoding::Candidates { cands, pairs, .. } => cands.paths[pairs[g]].len(),
+            Decoding::Candidates { cands, pairs, .. } => cands.count(pairs[g]),
             Decoding::DestinationBased { ports } => ports[g].len(),
         }
     }
@@ -393,12 +383,12 @@ impl RoutingTableProblem {
         if let Some(fitter) = &self.lmc {
             let own: Vec<usize> = match &self.decoding {
                 Decoding::Candidates { pairs, .. } => pairs.clone(),
-                Decoding::DestinationBased { .. } => (0..table.paths.len()).collect(),
+                Decoding::DestinationBased { .. } => (0..table.num_pairs()).collect(),
             };
-            let fitted = fitter.fit(&self.topo, &own, |i| &table.paths[i]);
+            let fitted = fitter.fit(&self.topo, &own, |i| table.pair_path(i));
             for (pair, _, path) in fitted.pairs {
                 if let Some(q) = path {
-                    table.paths[pair] = q;
+                    table.set_path(pair, q);
                 }
             }
         }
@@ -408,16 +398,14 @@ impl RoutingTableProblem {
     /// The table `genome` decodes to, before any LMC fitting.
     pub fn unfitted_table(&self, genome: &[u8]) -> RoutingTable {
         match &self.decoding {
-            Decoding::Candidates { cands, pairs, .. } => {
-                let mut table = RoutingTable {
-                    num_routers: cands.num_routers,
-                    paths: cands.paths.iter().map(|p| p[0].clone()).collect(),
-                };
-                for (&pair, &k) in pairs.iter().zip(genome) {
-                    table.paths[pair] = cands.paths[pair][k as usize].clone();
-                }
-                table
-            }
+            Decoding::Candidates { cands, pairs, .. } => cands.dor_table().with_listed(
+                pairs
+                    .iter()
+                    .zip(genome)
+                    .filter(|&(_, &k)| k != 0)
+                    .map(|(&pair, &k)| (pair, cands.candidate(pair, k as usize).into_owned()))
+                    .collect(),
+            ),
             Decoding::DestinationBased { ports } => {
                 let n = self.topo.num_routers();
                 let paths = (0..n * (n - 1))
@@ -438,10 +426,7 @@ impl RoutingTableProblem {
                         path
                     })
                     .collect();
-                RoutingTable {
-                    num_routers: n,
-                    paths,
-                }
+                RoutingTable::from_paths(n, paths).expect("one path per pair")
             }
         }
     }

@@ -49,7 +49,7 @@ fn destination_based_tables_are_minimal_and_decode_dor_from_zeros() {
     dor.validate(&topo).unwrap();
     assert!(dor.is_destination_based());
     // Every path is minimal: hops = Manhattan distance.
-    for path in &dor.paths {
+    for path in dor.paths() {
         let (s, t) = (path.source(), path.destination());
         let manhattan = (s % 4).abs_diff(t % 4) + (s / 4).abs_diff(t / 4);
         assert_eq!(path.hops(), manhattan);
@@ -117,11 +117,11 @@ fn only_trained_pairs_get_genes_and_the_others_keep_dor() {
     let mut rng = <ChaCha8Rng as rand::SeedableRng>::seed_from_u64(5);
     let table = p.table(&p.random_genome(&mut rng));
     table.validate(&topo).unwrap();
-    for (pair, path) in table.paths.iter().enumerate() {
+    for (pair, path) in table.paths().enumerate() {
         if !trained[pair] {
             // Untrained: the DOR path, minimal, the only candidate.
-            assert_eq!(cands.paths[pair].len(), 1);
-            assert_eq!(path, &cands.paths[pair][0]);
+            assert_eq!(cands.count(pair), 1);
+            assert_eq!(path, cands.candidate(pair, 0));
         }
         assert!(!path.revisits(), "{path:?}");
     }
