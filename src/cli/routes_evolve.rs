@@ -170,5 +170,8 @@ fn print_text(r: &EvolveReport) -> Result<()> {
         }
     }
     writeln!(out, "wrote {}", r.exports.join(", "))?;
+    for skipped in &r.exports_skipped {
+        writeln!(out, "not written: {skipped}")?;
+    }
     Ok(())
 }

@@ -15,11 +15,11 @@ use serde_json::{Map, Value};
 use crate::error::{Error, Result};
 use crate::routing::RoutingFunction;
 use crate::routing::table::io::{
-    CA_GUID_BASE, CSV_HEADER, DEFAULT_VC_CLASS, MAX_UNICAST_LID, PathEntry, ROUTES_FORMAT,
-    ROUTES_VERSION, RoutesFile, SWITCH_GUID_BASE, TableMetadata, lowest_ports, switch_lid,
-    terminal_lid,
+    CA_GUID_BASE, CSV_HEADER, DEFAULT_VC_CLASS, MAX_UNICAST_LID, NextHopEntry, PathEntry,
+    ROUTES_FORMAT, ROUTES_VERSION, RoutesFile, SWITCH_GUID_BASE, TableMetadata, lowest_ports,
+    switch_lid, terminal_lid,
 };
-use crate::routing::table::{PathOrigin, RoutingTable, pair_of};
+use crate::routing::table::{PathOrigin, RouterPath, RoutingTable, pair_of};
 use crate::topology::Topology;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -128,9 +128,27 @@ pub fn to_json_string(table: &RoutingTable, meta: &TableMetadata) -> String {
     into_text(out)
 }
 
+/// The compact routes JSON whatever the table's size (the writer uses it above
+/// [`FULL_FILE_PAIRS`]).
+#[cfg(test)]
+pub(crate) fn to_compact_json_string(table: &RoutingTable, meta: &TableMetadata) -> String {
+    let mut out = Vec::new();
+    write_json_as(table, meta, true, &mut out).expect("writing to memory");
+    into_text(out)
+}
+
 fn write_json(
     table: &RoutingTable,
     meta: &TableMetadata,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    write_json_as(table, meta, writes_compact_json(table, meta), out)
+}
+
+fn write_json_as(
+    table: &RoutingTable,
+    meta: &TableMetadata,
+    compact: bool,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
     let file = RoutesFile {
@@ -140,6 +158,7 @@ fn write_json(
         num_routers: table.num_routers,
         vc_classes: meta.vc_classes.clone(),
         metadata: meta.metadata.clone(),
+        next_hops: Vec::new(),
         paths: Vec::new(),
     };
     // Pretty-print the header, then splice in compact path objects, one per line.
@@ -149,9 +168,8 @@ fn write_json(
         .expect("the paths field is serialised last");
     head.truncate(cut);
     out.write_all(head.as_bytes())?;
-    out.write_all(b"\"paths\": [\n")?;
     let n = table.num_routers;
-    for (i, p) in table.paths().enumerate() {
+    let entry = |out: &mut dyn Write, i: usize, p: &RouterPath, last: bool| {
         let (src, dst) = pair_of(n, i);
         let entry = PathEntry {
             src,
@@ -164,13 +182,47 @@ fn write_json(
         };
         out.write_all(b"    ")?;
         serde_json::to_writer(&mut *out, &entry)?;
-        out.write_all(if i + 1 < table.num_pairs() {
-            b",\n"
-        } else {
-            b"\n"
-        })?;
+        out.write_all(if last { b"\n" } else { b",\n" })
+    };
+    if compact {
+        // Next hops per destination, then only the pairs that do not follow them.
+        let compact = table.compact();
+        out.write_all(b"\"next_hops\": [\n")?;
+        for d in 0..n {
+            let hop = |r: usize| compact.next[r * n + d];
+            let e = NextHopEntry {
+                dst: d,
+                ports: (0..n).map(|r| hop(r).map(|h| h.0)).collect(),
+                routers: (0..n).map(|r| hop(r).map(|h| h.1)).collect(),
+            };
+            out.write_all(b"    ")?;
+            serde_json::to_writer(&mut *out, &e)?;
+            out.write_all(if d + 1 < n { b",\n" } else { b"\n" })?;
+        }
+        out.write_all(b"  ],\n  \"paths\": [\n")?;
+        let count = compact.listed.len();
+        for (k, (&i, p)) in compact.listed.iter().enumerate() {
+            entry(out, i, p, k + 1 == count)?;
+        }
+    } else {
+        out.write_all(b"\"paths\": [\n")?;
+        let pairs = table.num_pairs();
+        for (i, p) in table.paths().enumerate() {
+            entry(out, i, &p, i + 1 == pairs)?;
+        }
     }
     out.write_all(b"  ]\n}\n")
+}
+
+/// Tables with more router pairs than this are written as compact routes JSON (next hops
+/// plus the pairs that do not follow them) and `routes evolve` skips their per-pair CSV and
+/// path list: above 1,024 routers those are tens of GB (a 64x64 mesh's CSV would be ~18 GB).
+pub(crate) const FULL_FILE_PAIRS: usize = 1 << 20;
+
+/// Whether [`write_json`] writes the compact form: for large tables whose pairs carry no
+/// per-pair origin or VC class.
+fn writes_compact_json(table: &RoutingTable, meta: &TableMetadata) -> bool {
+    table.num_pairs() > FULL_FILE_PAIRS && meta.origins.is_empty() && meta.vc_class.is_empty()
 }
 
 /// The VC class of every pair for the CSV (`vc_class[pair]`, or `table` when not given).

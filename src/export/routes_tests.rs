@@ -457,3 +457,64 @@ fn streamed_files_are_sorted_and_match_the_strings() {
         }
     }
 }
+
+/// The compact routes JSON (next hops plus the pairs that do not follow them) reads back to
+/// the same table, and a file whose next hops leave an unlisted pair stranded is refused.
+#[test]
+fn compact_json_round_trips_and_names_a_stranded_pair() {
+    let mut with_listed = 0;
+    for (topo, table, mut meta) in cases() {
+        meta.origins.clear();
+        // A pair off the next hops (listed; the reverse of its reverse path, on the lowest
+        // ports), the rest on them.
+        let mut t = table.clone();
+        let lowest = lowest_ports(&topo);
+        let n = topo.num_routers();
+        let reversed = |d: usize| {
+            let mut routers = t.path(d, 0).routers.clone();
+            routers.reverse();
+            let ports = routers.windows(2).map(|w| lowest[&(w[0], w[1])]).collect();
+            RouterPath { routers, ports }
+        };
+        let Some(d) = (1..n).find(|&d| reversed(d) != *t.path(0, d)) else {
+            continue;
+        };
+        let detour = reversed(d);
+        t.set_path(crate::routing::table::pair_index(n, 0, d), detour);
+        assert_eq!(t.listed_pairs(), table.listed_pairs() + 1, "{}", topo.name);
+        let text = to_compact_json_string(&t, &meta);
+        assert!(text.contains("\"next_hops\": ["), "{}", topo.name);
+        let (read, _) = parse_json(&text, Path::new("t.json")).unwrap();
+        assert_eq!(read, t, "{}", topo.name);
+        read.validate(&topo).unwrap();
+        with_listed += 1;
+    }
+    assert!(with_listed >= 2, "{with_listed} cases had a listed pair");
+    // 4x4 mesh DOR: every pair follows the next hops, none is listed.
+    let m = mesh();
+    let (t, meta) = walked(&m, "dor", 2);
+    let meta = TableMetadata {
+        origins: Vec::new(),
+        ..meta
+    };
+    let text = to_compact_json_string(&t, &meta);
+    assert!(text.contains("\"paths\": [\n  ]"), "{text}");
+    assert_eq!(parse_json(&text, Path::new("t.json")).unwrap().0, t);
+    // Router 0's hop towards destination 5 removed: pair 0 -> 5 has no way.
+    let mut file: serde_json::Value = serde_json::from_str(&text).unwrap();
+    file["next_hops"][5]["ports"][0] = Value::Null;
+    file["next_hops"][5]["routers"][0] = Value::Null;
+    let e = parse_json(&file.to_string(), Path::new("t.json"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("t.json") && e.contains("next_hops") && e.contains("pair 0 -> 5"),
+        "{e}"
+    );
+    // Half an entry.
+    file["next_hops"][5]["ports"][0] = Value::from(1);
+    let e = parse_json(&file.to_string(), Path::new("t.json"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("next_hops[5].ports[0]"), "{e}");
+}

@@ -18,7 +18,7 @@ use crate::bounds::{
     Bound, BoundKind, COLGEN_PAIR_LIMIT, ColumnGenOptions, ColumnGeneration, EXACT_ROUTER_LIMIT,
     candidate_bound, column_generation, demand_pairs, routing_bound, single_path_bound,
 };
-use crate::export::routes::{RoutesFormat, write_routes};
+use crate::export::routes::{FULL_FILE_PAIRS, RoutesFormat, write_routes};
 use crate::problem_file::LoadedProblem;
 use crate::registry::routing::build_routing;
 use crate::routing::RoutingFunction;
@@ -150,6 +150,9 @@ pub(crate) struct EvolveReport {
     pub history: Vec<HistoryPoint>,
     /// The files of the best table.
     pub exports: Vec<String>,
+    /// Formats not written, with the reason (per-pair files of tables above
+    /// `FULL_FILE_PAIRS` pairs).
+    pub exports_skipped: Vec<String>,
 }
 
 /// The column generation of one training pattern.
@@ -240,6 +243,34 @@ fn combine(bounds: &[Bound], aggregate: Aggregate) -> (f64, bool, String) {
     let exact = bounds.iter().all(|b| matches!(b.kind, BoundKind::Exact));
     let value = aggregate.apply(&bounds.iter().map(|b| b.max_load).collect::<Vec<_>>());
     (value, exact, bounds[0].method.clone())
+}
+
+/// A spinner naming the stage of the work before and after the GA (which has its own bar),
+/// with the elapsed time: the column generation alone takes minutes from 1,024 routers.
+struct Stage(indicatif::ProgressBar);
+
+impl Stage {
+    fn new(visible: bool) -> Self {
+        let bar = if visible {
+            indicatif::ProgressBar::new_spinner()
+        } else {
+            indicatif::ProgressBar::hidden()
+        };
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} [{elapsed_precise}] {msg}")
+                .expect("a valid template"),
+        );
+        bar.enable_steady_tick(std::time::Duration::from_millis(200));
+        Stage(bar)
+    }
+
+    fn set(&self, what: &str) {
+        self.0.set_message(what.to_string());
+    }
+
+    fn finish(&self) {
+        self.0.finish_and_clear();
+    }
 }
 
 /// Each pair's paths of the optimal fractional routings, largest share first over the
@@ -343,6 +374,8 @@ pub(crate) fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Res
     let trained = trained_pairs(&demands);
     let trained_count = trained.iter().filter(|&&t| t).count();
     check_table_search_size(&topo, cfg.bits.min(MAX_BITS), trained_count).map_err(in_file)?;
+    let stage = Stage::new(options.progress);
+    stage.set("candidate paths");
     let mut cands: CandidateSet = generate_candidates_for(
         &topo,
         &CandidateOptions {
@@ -358,6 +391,7 @@ pub(crate) fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Res
     let bounds_start = std::time::Instant::now();
     // The paths of an optimal fractional routing, per pattern: they become candidates (so the
     // candidates can reach the all-routings optimum) and the pattern's all-routings bound.
+    stage.set("column generation (all-routings LP)");
     let colgen: Vec<Option<ColumnGeneration>> = if cfg.destination_based {
         vec![None; demands.len()]
     } else {
@@ -377,6 +411,7 @@ pub(crate) fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Res
     // One path per trained pair by negotiated congestion over all paths, started from each
     // pair's largest LP share (or its DOR path): it reaches integral arrangements the LP's
     // paths and the GA's moves miss (one flow per channel on the 4x4x4 transpose).
+    stage.set("negotiated congestion");
     let mut preferred = lp_preferences(&colgen);
     let mut negotiated_max = None;
     if !cfg.destination_based {
@@ -494,6 +529,7 @@ pub(crate) fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Res
     };
     // The candidate LP (one Clarabel thread, 45 s on a 32x32 mesh) runs beside the GA: the
     // candidates are final now.
+    stage.finish();
     let (outcome, cand_bounds) = rayon::join(
         || run(&problem, &settings),
         || -> crate::Result<(Vec<Bound>, f64)> {
@@ -597,6 +633,8 @@ pub(crate) fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Res
     let best_load = cfg.aggregate.apply(&best_loads);
     let dor_load = cfg.aggregate.apply(&dor_loads);
 
+    let stage = Stage::new(options.progress);
+    stage.set("all-routings bound");
     let bounds_start = std::time::Instant::now();
     let all_bounds: Vec<Bound> = problem
         .demands()
@@ -638,6 +676,7 @@ pub(crate) fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Res
         .unwrap_or_else(|| crate::routing::RoutingConfig::new("dor"));
     baseline_cfg.apply_preset(&params.preset, &topo);
     let baseline = build_routing(&baseline_cfg, &topo, params.num_vcs).map_err(in_file)?;
+    stage.set("simulating the baseline");
     let baseline_sim = simulate(&topo, baseline.as_ref(), &traffic, &params, p.seed, &loads)?;
     let best_sim = if cfg.simulate_elite > 0 {
         elite_sims[best_index].clone()
@@ -649,6 +688,7 @@ pub(crate) fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Res
     // dependencies are acyclic; the hierarchy makes it safe either way.
     let cycle = crate::routing::table::deps::is_deadlock_free_single_vc(&topo, &best_table).err();
 
+    stage.set("dependency check and exports");
     // Exports of the best table.
     std::fs::create_dir_all(&out_dir).map_err(|e| crate::Error::io(&out_dir, e))?;
     let mut meta = TableMetadata {
@@ -667,7 +707,22 @@ pub(crate) fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Res
     ] {
         meta.metadata.insert(k.into(), v);
     }
-    let mut formats = vec![RoutesFormat::Json, RoutesFormat::Csv, RoutesFormat::Paths];
+    let mut formats = vec![RoutesFormat::Json];
+    let mut skipped = Vec::new();
+    // The per-pair CSV and path list grow with pairs x hops: above FULL_FILE_PAIRS they are
+    // tens of GB, so they are left to `routes export` (best.json is the compact form).
+    let pairs = best_table.num_pairs();
+    for f in [RoutesFormat::Csv, RoutesFormat::Paths] {
+        if pairs <= FULL_FILE_PAIRS {
+            formats.push(f);
+        } else {
+            skipped.push(format!(
+                "best.{ext}: {pairs} router pairs (over {FULL_FILE_PAIRS}); `fabricopt routes \
+                 export PROBLEM --table best.json --format {ext} --output best.{ext}` writes it",
+                ext = f.extension()
+            ));
+        }
+    }
     if best_table.is_destination_based() {
         formats.push(RoutesFormat::Lft);
     }
@@ -710,6 +765,7 @@ pub(crate) fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Res
         _ => Vec::new(),
     };
 
+    stage.finish();
     let kind = |exact: bool| if exact { "exact" } else { "approximate" };
     Ok(EvolveReport {
         problem: name,
@@ -783,5 +839,6 @@ pub(crate) fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Res
             })
             .collect(),
         exports: written,
+        exports_skipped: skipped,
     })
 }

@@ -129,7 +129,21 @@ pub(crate) struct RoutesFile {
     pub vc_classes: Option<Value>,
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub metadata: Map<String, Value>,
+    /// The compact form: one entry per destination router; every pair `paths` does not list
+    /// follows them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub next_hops: Vec<NextHopEntry>,
     pub paths: Vec<PathEntry>,
+}
+
+/// The next hops towards one destination router in the compact routes JSON: at router `r`,
+/// leave by `ports[r]` to router `routers[r]` (both null where no listed-free path passes).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct NextHopEntry {
+    pub dst: usize,
+    pub ports: Vec<Option<u16>>,
+    pub routers: Vec<Option<u32>>,
 }
 
 /// One path of a routes JSON file.
@@ -199,6 +213,7 @@ pub fn parse_json(text: &str, path: &Path) -> Result<(RoutingTable, TableMetadat
     }
     let n = file.num_routers;
     check_num_routers(n).map_err(|e| bad("num_routers".into(), e))?;
+    let next = next_hops_of(&file.next_hops, n).map_err(|(f, r)| bad(f, r))?;
     let pairs = n * (n - 1);
     let mut paths: Vec<Option<RouterPath>> = vec![None; pairs];
     let mut origins = vec![None; pairs];
@@ -241,9 +256,23 @@ pub fn parse_json(text: &str, path: &Path) -> Result<(RoutingTable, TableMetadat
         origins[pair] = e.origin;
         vc_class[pair] = e.vc_class;
     }
-    let paths = collect_pairs(paths, n).map_err(|r| bad("paths".into(), r))?;
+    let table = match next {
+        None => RoutingTable::from_paths(
+            n,
+            collect_pairs(paths, n).map_err(|r| bad("paths".into(), r))?,
+        )
+        .expect("one path per pair"),
+        Some(next) => {
+            let listed = paths
+                .into_iter()
+                .enumerate()
+                .filter_map(|(pair, p)| Some((pair, p?)))
+                .collect();
+            RoutingTable::from_compact(n, &next, listed).map_err(|r| bad("next_hops".into(), r))?
+        }
+    };
     Ok((
-        RoutingTable::from_paths(n, paths).expect("one path per pair"),
+        table,
         TableMetadata {
             topology: file.topology,
             vc_classes: file.vc_classes,
@@ -252,6 +281,62 @@ pub fn parse_json(text: &str, path: &Path) -> Result<(RoutingTable, TableMetadat
             vc_class: if any_class { vc_class } else { Vec::new() },
         },
     ))
+}
+
+/// The next hops of a compact routes JSON (`r * n + d`), None for the full form. Errors are
+/// (field, reason).
+#[allow(clippy::type_complexity)]
+fn next_hops_of(
+    entries: &[NextHopEntry],
+    n: usize,
+) -> std::result::Result<Option<Vec<Option<(u16, u32)>>>, (String, String)> {
+    if entries.is_empty() {
+        return Ok(None);
+    }
+    if entries.len() != n {
+        return Err((
+            "next_hops".into(),
+            format!(
+                "{} entries for {n} routers (one per destination)",
+                entries.len()
+            ),
+        ));
+    }
+    let mut next = vec![None; n * n];
+    let mut seen = vec![false; n];
+    for (i, e) in entries.iter().enumerate() {
+        let at = |f: &str| format!("next_hops[{i}].{f}");
+        let d = e.dst;
+        if d >= n || std::mem::replace(&mut seen[d], true) {
+            return Err((
+                at("dst"),
+                format!("{d} is out of range (0..{n}) or given twice"),
+            ));
+        }
+        if e.ports.len() != n || e.routers.len() != n {
+            return Err((
+                at("ports"),
+                format!(
+                    "{} ports and {} routers for {n} routers",
+                    e.ports.len(),
+                    e.routers.len()
+                ),
+            ));
+        }
+        for (r, (p, q)) in e.ports.iter().zip(&e.routers).enumerate() {
+            next[r * n + d] = match (*p, *q) {
+                (Some(p), Some(q)) => Some((p, q)),
+                (None, None) => None,
+                _ => {
+                    return Err((
+                        at(&format!("ports[{r}]")),
+                        "a port needs its router and a router its port".into(),
+                    ));
+                }
+            };
+        }
+    }
+    Ok(Some(next))
 }
 
 fn json_error(path: &Path, field: String, e: serde_json::Error) -> Error {

@@ -223,6 +223,74 @@ impl RoutingTable {
     }
 }
 
+/// The pieces of a table as the compact routes JSON carries them: next hops per
+/// (destination, router) and the pairs that do not follow them.
+pub(crate) struct CompactTable<'a> {
+    /// `(port, next router)` at `r * n + d`, None where there is none.
+    pub next: Vec<Option<(u16, u32)>>,
+    pub listed: &'a BTreeMap<usize, RouterPath>,
+}
+
+impl RoutingTable {
+    /// The shared next hops and the listed pairs (for the compact routes JSON).
+    pub(crate) fn compact(&self) -> CompactTable<'_> {
+        CompactTable {
+            next: self
+                .hops
+                .port
+                .iter()
+                .zip(&self.hops.router)
+                .map(|(&p, &r)| (p != NONE).then_some((p, r)))
+                .collect(),
+            listed: &self.listed,
+        }
+    }
+
+    /// The table of next hops `next` (`r * n + d`) and `listed` paths. Every pair not listed
+    /// must reach its destination by the next hops without revisiting a router; the error
+    /// names the first that does not.
+    pub(crate) fn from_compact(
+        n: usize,
+        next: &[Option<(u16, u32)>],
+        listed: BTreeMap<usize, RouterPath>,
+    ) -> std::result::Result<RoutingTable, String> {
+        debug_assert_eq!(next.len(), n * n);
+        let mut hops = NextHops::new(n);
+        for (at, e) in next.iter().enumerate() {
+            if let Some((p, r)) = *e {
+                if p == NONE || r as usize >= n || at / n == at % n {
+                    return Err(format!(
+                        "next hop of router {} towards {}: port {p} to router {r} is not a hop",
+                        at / n,
+                        at % n
+                    ));
+                }
+                hops.port[at] = p;
+                hops.router[at] = r;
+            }
+        }
+        for pair in (0..n * (n - 1)).filter(|p| !listed.contains_key(p)) {
+            let (s, d) = pair_of(n, pair);
+            // A walk that reaches `d` never revisits a router: the next hop depends on the
+            // router only, so a revisit would loop, and `walk` gives up after n steps.
+            if hops.walk(s, d).is_none() {
+                return Err(format!(
+                    "pair {s} -> {d} is not listed and the next hops do not lead from {s} to {d}"
+                ));
+            }
+        }
+        let mut t = RoutingTable {
+            num_routers: n,
+            hops: Arc::new(hops),
+            listed: BTreeMap::new(),
+        };
+        for (pair, p) in listed {
+            t.set_path(pair, p);
+        }
+        Ok(t)
+    }
+}
+
 impl PartialEq for RoutingTable {
     fn eq(&self, other: &Self) -> bool {
         if self.num_routers != other.num_routers {
