@@ -188,7 +188,7 @@ pub(crate) fn column_generation(
     let mut first_of_source = Vec::with_capacity(sources.len());
     for (s, dests) in &sources {
         first_of_source.push(pairs.len());
-        let (_, parent, _) = dijkstra(&net, &unit, *s);
+        let (_, parent, _) = dijkstra(&net, &unit, *s, dests);
         for &(d, rate) in dests {
             let pair = pair_index(n, *s, d);
             let mut pc = PairColumns {
@@ -434,7 +434,7 @@ fn price(
                 }
                 None => len,
             };
-            let (dist, parent, _) = dijkstra(net, len, *s);
+            let (dist, parent, _) = dijkstra(net, len, *s, dests);
             let mut routed = 0.0;
             let mut new = Vec::new();
             for (j, &(d, rate)) in dests.iter().enumerate() {

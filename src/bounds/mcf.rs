@@ -58,20 +58,42 @@ impl Ord for Item {
 
 /// Shortest-path tree from `s` under `len`: distances, the channel into each router
 /// (`usize::MAX` for the source and unreached routers), and routers in settling order.
-pub(super) fn dijkstra(net: &Network, len: &[f64], s: usize) -> (Vec<f64>, Vec<usize>, Vec<usize>) {
+pub(super) fn dijkstra(
+    net: &Network,
+    len: &[f64],
+    s: usize,
+    dests: &[(usize, f64)],
+) -> (Vec<f64>, Vec<usize>, Vec<usize>) {
     let mut dist = vec![f64::INFINITY; net.n];
     let mut parent = vec![usize::MAX; net.n];
-    let mut done = vec![false; net.n];
+    // 0: unsettled, 1: settled, 2: an unsettled destination. The search stops once every
+    // destination is settled: what it settled by then is exactly what a full search settles
+    // first (same distances, parents and order), and a permutation's single destination is
+    // usually settled long before the whole network.
+    let mut state = vec![0u8; net.n];
+    let mut pending = 0usize;
+    for &(d, _) in dests {
+        if state[d] == 0 {
+            state[d] = 2;
+            pending += 1;
+        }
+    }
     let mut order = Vec::with_capacity(net.n);
     let mut heap = BinaryHeap::new();
     dist[s] = 0.0;
     heap.push(Item(0.0, s));
     while let Some(Item(d, v)) = heap.pop() {
-        if done[v] {
+        if state[v] == 1 {
             continue;
         }
-        done[v] = true;
+        if state[v] == 2 {
+            pending -= 1;
+        }
+        state[v] = 1;
         order.push(v);
+        if pending == 0 && !dests.is_empty() {
+            break;
+        }
         for &e in &net.out[v] {
             let w = net.chans[e].to;
             let nd = d + len[e];
@@ -113,7 +135,7 @@ pub(super) fn dual_bound(
     let per_source: Vec<f64> = sources
         .par_iter()
         .map(|(s, dests)| {
-            let (dist, _, _) = dijkstra(net, len, *s);
+            let (dist, _, _) = dijkstra(net, len, *s, dests);
             dests.iter().map(|&(d, rate)| rate * dist[d]).sum()
         })
         .collect();
@@ -151,7 +173,7 @@ pub(crate) fn routing_bound_approx(
     // optimum is at most 1, the regime where the length updates make progress per phase.
     let mut load = vec![0.0; m];
     for (s, dests) in &sources {
-        let (_, parent, order) = dijkstra(&net, &len, *s);
+        let (_, parent, order) = dijkstra(&net, &len, *s, dests);
         dest_rate.iter_mut().for_each(|r| *r = 0.0);
         for &(d, rate) in dests {
             dest_rate[d] = rate;
@@ -174,7 +196,7 @@ pub(crate) fn routing_bound_approx(
             // Fraction of this source's demand still to route in this phase.
             let mut remaining = 1.0;
             while remaining > 1e-12 {
-                let (_, parent, order) = dijkstra(&net, &len, *s);
+                let (_, parent, order) = dijkstra(&net, &len, *s, dests);
                 dest_rate.iter_mut().for_each(|r| *r = 0.0);
                 for &(d, rate) in dests {
                     dest_rate[d] = rate / ub0 * remaining;
@@ -411,7 +433,7 @@ fn bound_and_subgradient(
     let per_source: Vec<(f64, Vec<(usize, f64)>)> = sources
         .par_iter()
         .map(|(s, dests)| {
-            let (dist, parent, order) = dijkstra(net, len, *s);
+            let (dist, parent, order) = dijkstra(net, len, *s, dests);
             let mut rate = vec![0.0; net.n];
             let mut routed = 0.0;
             for &(d, r) in dests {

@@ -63,7 +63,7 @@ pub struct Bound {
 }
 
 impl Bound {
-    fn new(max_load: f64, kind: BoundKind, method: impl Into<String>) -> Self {
+    pub(crate) fn new(max_load: f64, kind: BoundKind, method: impl Into<String>) -> Self {
         Bound {
             max_load,
             throughput: if max_load > 0.0 {
@@ -92,13 +92,34 @@ pub(crate) fn candidate_bound(
 /// so beyond this (dense patterns on large networks) the Garg–Könemann approximation is used.
 pub(crate) const COLGEN_PAIR_LIMIT: usize = 50_000;
 
+/// Largest number of channels for which column generation is used: its interior-point master
+/// couples every channel a path crosses, so each iteration factors a nearly dense matrix in
+/// the channel rows, cubic in their number. A 32x32 mesh (3,968 channels) takes ~1.7 s per
+/// iteration and ~9 minutes in all; a 64x64 mesh (16,128) would take ~67x per iteration (its
+/// first rounds had not finished after 22 minutes), so from here the Garg–Könemann
+/// approximation is used, with its gap.
+pub(crate) const COLGEN_CHANNEL_LIMIT: usize = 8_192;
+
+/// Whether `routes evolve` solves the candidate LP on `topo`: its interior point, like the
+/// column generation's master, is cubic in the channels.
+pub(crate) fn candidate_lp_fits(topo: &Topology) -> bool {
+    2 * topo.links.len() <= COLGEN_CHANNEL_LIMIT
+}
+
+/// Whether [`routing_bound`] (above [`EXACT_ROUTER_LIMIT`] routers) and `routes evolve` use
+/// column generation for `demand` on `topo`: few enough demand pairs and channels.
+pub(crate) fn column_generation_fits(topo: &Topology, demand: &RouterDemand) -> bool {
+    demand_pairs(demand) <= COLGEN_PAIR_LIMIT && candidate_lp_fits(topo)
+}
+
 /// Min-congestion routing over all paths: the exact LP up to [`EXACT_ROUTER_LIMIT`] routers;
 /// above it column generation (certified within 0.1%, [`ColumnGenOptions`]) when at most
-/// [`COLGEN_PAIR_LIMIT`] pairs have demand, else the Garg–Könemann approximation.
+/// [`COLGEN_PAIR_LIMIT`] pairs have demand and the network has at most
+/// [`COLGEN_CHANNEL_LIMIT`] channels, else the Garg–Könemann approximation.
 pub fn routing_bound(topo: &Topology, demand: &RouterDemand) -> Result<Bound> {
     if topo.num_routers() <= EXACT_ROUTER_LIMIT {
         routing_bound_exact(topo, demand, LpSolver::default())
-    } else if demand_pairs(demand) <= COLGEN_PAIR_LIMIT {
+    } else if column_generation_fits(topo, demand) {
         let cg = column_generation(topo, demand, None, &ColumnGenOptions::default())?;
         tighten(topo, demand, cg.bound, cg.upper)
     } else {

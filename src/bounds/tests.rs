@@ -704,3 +704,40 @@ fn approximation_on_large_meshes_under_uniform_traffic() {
         assert!(gap <= 0.05, "{b:?}");
     }
 }
+
+/// Dijkstra stopped once the destinations are settled agrees with the full search on them:
+/// same distances and tree paths, and its settled order is a prefix of the full one (so the
+/// tree flows built from it are the same, in the same order).
+#[test]
+fn dijkstra_stopped_at_the_destinations_agrees_with_the_full_search() {
+    let topo = mesh(&[6, 6]);
+    let net = Network::new(&topo);
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    let len: Vec<f64> = (0..net.chans.len())
+        .map(|_| rand::Rng::random_range(&mut rng, 0.5..2.0))
+        .collect();
+    for (s, dests) in [
+        (0, vec![(7, 1.0)]),
+        (0, vec![(35, 1.0)]),
+        (14, vec![(15, 1.0), (3, 0.5)]),
+    ] {
+        let (fd, fp, fo) = super::mcf::dijkstra(&net, &len, s, &[]);
+        let (d, p, o) = super::mcf::dijkstra(&net, &len, s, &dests);
+        assert_eq!(o[..], fo[..o.len()]);
+        for &v in &o {
+            assert_eq!((d[v], p[v]), (fd[v], fp[v]));
+        }
+        for &(t, _) in &dests {
+            assert!(o.contains(&t));
+        }
+        // A near destination stops the search early (router 7 is one step diagonally).
+        if dests == [(7, 1.0)] {
+            assert!(
+                o.len() < fo.len() / 2,
+                "{} of {} settled",
+                o.len(),
+                fo.len()
+            );
+        }
+    }
+}

@@ -15,8 +15,9 @@ use super::check_output_dir;
 pub use super::fabric_files::LmcReport;
 use super::fabric_files::{write_lmc_files, write_sl_files};
 use crate::bounds::{
-    Bound, BoundKind, COLGEN_PAIR_LIMIT, ColumnGenOptions, ColumnGeneration, EXACT_ROUTER_LIMIT,
-    candidate_bound, column_generation, demand_pairs, routing_bound, single_path_bound,
+    Bound, BoundKind, COLGEN_CHANNEL_LIMIT, ColumnGenOptions, ColumnGeneration, EXACT_ROUTER_LIMIT,
+    candidate_bound, candidate_lp_fits, column_generation, column_generation_fits, routing_bound,
+    single_path_bound,
 };
 use crate::export::routes::{FULL_FILE_PAIRS, RoutesFormat, write_routes};
 use crate::problem_file::LoadedProblem;
@@ -398,7 +399,7 @@ pub(crate) fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Res
         demands
             .iter()
             .map(|d| {
-                (demand_pairs(d) <= COLGEN_PAIR_LIMIT)
+                column_generation_fits(&topo, d)
                     .then(|| {
                         column_generation(&topo, d, Some(&cands), &ColumnGenOptions::default())
                     })
@@ -534,6 +535,9 @@ pub(crate) fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Res
         || run(&problem, &settings),
         || -> crate::Result<(Vec<Bound>, f64)> {
             let start = std::time::Instant::now();
+            if !candidate_lp_fits(&topo) {
+                return Ok((Vec::new(), 0.0));
+            }
             let cands = problem
                 .candidates()
                 .or(kept_cands.as_ref())
@@ -651,6 +655,31 @@ pub(crate) fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Res
         .collect::<crate::Result<_>>()
         .map_err(in_file)?;
     colgen_seconds += bounds_start.elapsed().as_secs_f64();
+    // Above the channel limit the candidate LP is not solved (its interior point is cubic in
+    // the channels, like the column generation's master): every candidate table is a
+    // routing, so the all-routings lower bound bounds it too, and the best table found is
+    // achievable, which brackets the candidate LP's optimum.
+    let cand_bounds = if cand_bounds.is_empty() {
+        all_bounds
+            .iter()
+            .zip(&best_loads)
+            .map(|(b, &best)| {
+                Bound::new(
+                    b.max_load,
+                    BoundKind::Approximate {
+                        gap: (best / b.max_load - 1.0).max(0.0),
+                    },
+                    format!(
+                        "the all-routings lower bound ({}; the candidate LP is not solved above \
+                         {COLGEN_CHANNEL_LIMIT} channels)",
+                        b.method
+                    ),
+                )
+            })
+            .collect()
+    } else {
+        cand_bounds
+    };
     let (lp_bound, _, _) = combine(&cand_bounds, cfg.aggregate);
     let (any_lp_bound, _, _) = combine(&all_bounds, cfg.aggregate);
     let round = |bounds: &[Bound]| -> Vec<Bound> {

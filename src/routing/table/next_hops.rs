@@ -51,20 +51,18 @@ impl NextHops {
         Some(RouterPath { routers, ports })
     }
 
-    /// Whether `path` follows these next hops (or can, where they have none yet); a path that
-    /// revisits a router never can.
+    /// Whether `path` (which revisits no router) follows these next hops, or can where they
+    /// have none yet.
     fn agrees(&self, path: &RouterPath) -> bool {
         let d = path.destination();
-        !path.revisits()
-            && path
-                .routers
-                .iter()
-                .zip(&path.ports)
-                .zip(&path.routers[1..])
-                .all(|((&r, &p), &next)| {
-                    let at = r as usize * self.n + d;
-                    self.port[at] == NONE || (self.port[at] == p && self.router[at] == next)
-                })
+        path.routers
+            .iter()
+            .zip(&path.ports)
+            .zip(&path.routers[1..])
+            .all(|((&r, &p), &next)| {
+                let at = r as usize * self.n + d;
+                self.port[at] == NONE || (self.port[at] == p && self.router[at] == next)
+            })
     }
 
     /// Whether every stored next hop's port leads to its next router in `topo`.
@@ -97,6 +95,10 @@ pub(crate) struct TableBuilder {
     hops: NextHops,
     listed: BTreeMap<usize, RouterPath>,
     next_pair: usize,
+    /// `seen[r] == epoch`: router `r` is on the path being pushed (a revisit check without
+    /// sorting a copy of every path).
+    seen: Vec<u32>,
+    epoch: u32,
 }
 
 impl TableBuilder {
@@ -105,6 +107,8 @@ impl TableBuilder {
             hops: NextHops::new(num_routers),
             listed: BTreeMap::new(),
             next_pair: 0,
+            seen: vec![0; num_routers],
+            epoch: 0,
         }
     }
 
@@ -117,7 +121,19 @@ impl TableBuilder {
         let ends_right = path.routers.first() == Some(&(s as u32))
             && path.routers.last() == Some(&(d as u32))
             && path.routers.len() == path.ports.len() + 1;
-        if ends_right && self.hops.agrees(&path) {
+        self.epoch = self.epoch.wrapping_add(1);
+        if self.epoch == 0 {
+            self.seen.fill(0);
+            self.epoch = 1;
+        }
+        let epoch = self.epoch;
+        let seen = &mut self.seen;
+        let revisits = ends_right
+            && path.routers.iter().any(|&r| {
+                seen.get_mut(r as usize)
+                    .is_none_or(|m| std::mem::replace(m, epoch) == epoch)
+            });
+        if ends_right && !revisits && self.hops.agrees(&path) {
             self.hops.record(&path);
         } else {
             self.listed.insert(pair, path);
