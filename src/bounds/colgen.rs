@@ -32,6 +32,7 @@ use rayon::prelude::*;
 
 use super::lp::LpSolver;
 use super::mcf::{ASCENT, dijkstra, lagrangian_ascent};
+use super::path_ipm::{self, MasterPair};
 use super::{Bound, BoundKind, Network, check_demand, demand_by_source};
 use crate::error::{Error, Result};
 use crate::routing::table::load::RouterDemand;
@@ -53,7 +54,28 @@ pub(crate) struct ColumnGenOptions {
     pub max_new_paths_per_pair: f64,
     /// ... and once this many paths have been generated in all.
     pub max_new_paths: usize,
-    pub solver: LpSolver,
+    pub solver: MasterSolver,
+}
+
+/// What solves the master LP.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MasterSolver {
+    /// The interior point of `path_ipm.rs`, on the master's structure; a master it does not
+    /// solve goes to Clarabel.
+    DenseInteriorPoint,
+    /// A general LP solver through good_lp (only the tests cross-check against it).
+    #[cfg(test)]
+    Lp(LpSolver),
+}
+
+impl MasterSolver {
+    fn name(self) -> &'static str {
+        match self {
+            MasterSolver::DenseInteriorPoint => "dense interior point",
+            #[cfg(test)]
+            MasterSolver::Lp(s) => s.name(),
+        }
+    }
 }
 
 impl Default for ColumnGenOptions {
@@ -63,11 +85,12 @@ impl Default for ColumnGenOptions {
             max_rounds: 100,
             max_new_paths_per_pair: 24.0,
             max_new_paths: 8_000,
-            // Clarabel even with the `highs` feature: an interior point's duals are central,
-            // so every pricing round adds paths for most pairs; HiGHS's vertex duals add a few
+            // An interior point even with the `highs` feature: its duals are central, so
+            // every pricing round adds paths for most pairs; HiGHS's vertex duals add a few
             // (29 per round on the 32x32 transpose; 100 rounds leave a 16x16 transpose at a
-            // 40x gap).
-            solver: LpSolver::Clarabel,
+            // 40x gap). Our own on the master's structure: Clarabel's sparse factor of the
+            // nearly dense system took 13 of the 32x32 transpose's 14 minutes.
+            solver: MasterSolver::DenseInteriorPoint,
         }
     }
 }
@@ -215,6 +238,8 @@ pub(crate) fn column_generation(
 
     let initial_columns: usize = pairs.iter().map(|p| p.columns.len()).sum();
     let mut rounds = 0;
+    // Masters the dense interior point left to Clarabel.
+    let mut fallbacks = 0;
     // The even split over the initial columns: an achievable start, and the first ascent's
     // target (the master's is not known before its solve, beside which the ascent runs).
     let mut best_shares: Vec<Vec<f64>> = pairs
@@ -250,7 +275,10 @@ pub(crate) fn column_generation(
                 wide.then(|| lagrangian_ascent(&net, &start, &scaled_sources, target, ASCENT))
             },
         );
-        let master = master?;
+        let (master, own) = master?;
+        if !own && opts.solver == MasterSolver::DenseInteriorPoint {
+            fallbacks += 1;
+        }
         rounds += 1;
         let u = achieved_load(&net, &pairs, &master.shares);
         if u < upper {
@@ -362,7 +390,13 @@ pub(crate) fn column_generation(
         bound: Bound::new(
             lower * scale,
             BoundKind::Approximate { gap },
-            format!("{method}, {rounds} rounds, {columns} paths"),
+            if fallbacks > 0 {
+                format!(
+                    "{method}, {rounds} rounds ({fallbacks} solved by clarabel), {columns} paths"
+                )
+            } else {
+                format!("{method}, {rounds} rounds, {columns} paths")
+            },
         ),
         upper: upper * scale,
         paths_upper: paths_upper * scale,
@@ -538,8 +572,47 @@ fn achieved_load(net: &Network, pairs: &[PairColumns], shares: &[Vec<f64>]) -> f
         .fold(0.0, f64::max)
 }
 
-/// Builds and solves the master LP over the current columns.
-fn solve_master(net: &Network, pairs: &[PairColumns], solver: LpSolver) -> Result<Master> {
+/// Solves the master LP over the current columns. The second value is false when the dense
+/// interior point did not converge and Clarabel solved it instead.
+fn solve_master(
+    net: &Network,
+    pairs: &[PairColumns],
+    solver: MasterSolver,
+) -> Result<(Master, bool)> {
+    let lp_solver = match solver {
+        MasterSolver::DenseInteriorPoint => {
+            let bandwidth: Vec<f64> = net.chans.iter().map(|c| c.cap).collect();
+            let master: Vec<MasterPair> = pairs
+                .iter()
+                .map(|pc| MasterPair {
+                    demand: pc.demand,
+                    columns: &pc.columns,
+                })
+                .collect();
+            if let Some(sol) = path_ipm::solve(&bandwidth, &master) {
+                let shares = sol
+                    .shares
+                    .into_iter()
+                    .map(|xs| renormalised(xs.into_iter().map(|v| v.max(0.0))))
+                    .collect();
+                return Ok((
+                    Master {
+                        shares,
+                        weights: sol.weights,
+                    },
+                    true,
+                ));
+            }
+            LpSolver::Clarabel
+        }
+        #[cfg(test)]
+        MasterSolver::Lp(s) => s,
+    };
+    solve_master_lp(net, pairs, lp_solver).map(|m| (m, solver != MasterSolver::DenseInteriorPoint))
+}
+
+/// Builds and solves the master LP over the current columns with a general LP solver.
+fn solve_master_lp(net: &Network, pairs: &[PairColumns], solver: LpSolver) -> Result<Master> {
     let mut vars = ProblemVariables::new();
     let t = vars.add(variable().min(0.0));
     let mut load: Vec<Expression> = vec![Expression::from(0.0); net.chans.len()];

@@ -12,8 +12,10 @@
 //! the channel's bandwidth (utilisation), exactly as in [`crate::routing::table::load`].
 
 mod colgen;
+mod dense;
 mod lp;
 mod mcf;
+mod path_ipm;
 #[cfg(test)]
 mod tests;
 
@@ -92,16 +94,17 @@ pub(crate) fn candidate_bound(
 /// so beyond this (dense patterns on large networks) the Garg–Könemann approximation is used.
 pub(crate) const COLGEN_PAIR_LIMIT: usize = 50_000;
 
-/// Largest number of channels for which column generation is used: its interior-point master
-/// couples every channel a path crosses, so each iteration factors a nearly dense matrix in
-/// the channel rows, cubic in their number. A 32x32 mesh (3,968 channels) takes ~1.7 s per
-/// iteration and ~9 minutes in all; a 64x64 mesh (16,128) would take ~67x per iteration (its
-/// first rounds had not finished after 22 minutes), so from here the Garg–Könemann
-/// approximation is used, with its gap.
+/// Largest number of channels for which column generation is used: its master couples every
+/// channel a path crosses, so each interior-point iteration factors a dense matrix over the
+/// channels (`path_ipm.rs`), cubic in their number in time and square in memory. A 32x32 mesh
+/// (3,968 channels) takes about 0.5 s per factor and 126 MB; a 64x64 mesh (16,128) would take
+/// about 66x and 2 GB per factor, dozens of factors per master, so from here the
+/// Garg–Könemann approximation is used, with its gap.
 pub(crate) const COLGEN_CHANNEL_LIMIT: usize = 8_192;
 
-/// Whether `routes evolve` solves the candidate LP on `topo`: its interior point, like the
-/// column generation's master, is cubic in the channels.
+/// Whether `routes evolve` solves the candidate LP on `topo`: its interior point (Clarabel's
+/// sparse factor, which fills in to nearly dense like the column generation's master) grows
+/// with the cube of the channels.
 pub(crate) fn candidate_lp_fits(topo: &Topology) -> bool {
     2 * topo.links.len() <= COLGEN_CHANNEL_LIMIT
 }

@@ -4,6 +4,7 @@ use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 
+use super::colgen::MasterSolver;
 use super::*;
 use crate::routing::table::load::max_channel_load;
 use crate::routing::table::pair_of;
@@ -606,6 +607,58 @@ fn column_generation_from_candidates_reaches_the_exact_lp() {
     brackets(&cg.bound, 1.0);
     assert!((cg.upper - 1.0).abs() < 1e-6, "{}", cg.upper);
     assert!(cg.bound.max_load >= 0.75 - 1e-6, "{:?}", cg.bound);
+}
+
+/// One master over the same initial paths, solved by the dense interior point and by
+/// Clarabel: the same optimum (the master's routing's max load), without falling back.
+fn dense_master_matches_clarabel(topo: &Topology, demand: &RouterDemand, cands: &CandidateSet) {
+    let one_master = |solver| ColumnGenOptions {
+        max_rounds: 1,
+        solver,
+        ..ColumnGenOptions::default()
+    };
+    let dense = column_generation(
+        topo,
+        demand,
+        Some(cands),
+        &one_master(MasterSolver::DenseInteriorPoint),
+    )
+    .unwrap();
+    let clarabel = column_generation(
+        topo,
+        demand,
+        Some(cands),
+        &one_master(MasterSolver::Lp(LpSolver::Clarabel)),
+    )
+    .unwrap();
+    assert!(
+        dense.bound.method.contains("dense interior point")
+            && !dense.bound.method.contains("solved by clarabel"),
+        "{}",
+        dense.bound.method
+    );
+    let relative = (dense.paths_upper / clarabel.paths_upper - 1.0).abs();
+    assert!(
+        relative < 1e-5,
+        "dense {} against clarabel {}",
+        dense.paths_upper,
+        clarabel.paths_upper
+    );
+}
+
+#[test]
+fn dense_master_matches_clarabel_on_two_meshes() {
+    // Uneven demand (every pair its own rate) so that the optimum is not a round number.
+    let topo = mesh(&[8, 8]);
+    let mut demand = transpose(8, 1.0);
+    for (i, d) in demand.demand.iter_mut().enumerate() {
+        if *d > 0.0 {
+            *d *= 1.0 + (i % 7) as f64 / 10.0;
+        }
+    }
+    dense_master_matches_clarabel(&topo, &demand, &mesh_candidates(&[8, 8], 3, 5));
+    let (topo, _, tr) = mesh444();
+    dense_master_matches_clarabel(&topo, &tr, &mesh_candidates(&[4, 4, 4], 2, 3));
 }
 
 /// The integral min-congestion routing (one path per pair) as a MIP with HiGHS: binary
