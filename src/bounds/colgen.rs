@@ -48,9 +48,9 @@ pub(crate) struct ColumnGenOptions {
     /// Stop after this many master solves whatever the gap.
     pub max_rounds: usize,
     /// Stop once this many paths per pair (on average) have been generated beyond the
-    /// initial ones: an interior-point solve grows much faster than linearly in the columns
-    /// (on a 32x32 mesh transpose, 1.3 s at 3.6 paths per pair, 45 s at 5.3; a 16x16
-    /// transpose converges at about 20).
+    /// initial ones: Clarabel's solve grew much faster than linearly in the columns (on a
+    /// 32x32 mesh transpose, 1.3 s at 3.6 paths per pair, 45 s at 5.3; a 16x16 transpose
+    /// converges at about 20); the dense interior point's cost grows linearly in them.
     pub max_new_paths_per_pair: f64,
     /// ... and once this many paths have been generated in all.
     pub max_new_paths: usize,

@@ -7,6 +7,7 @@ use good_lp::{
     Constraint, Expression, ProblemVariables, Solution, SolverModel, Variable, constraint, variable,
 };
 
+use super::path_ipm::{self, MasterPair};
 use super::{Bound, BoundKind, Network, check_demand, demand_by_source};
 use crate::error::{Error, Result};
 use crate::routing::table::load::RouterDemand;
@@ -100,20 +101,7 @@ pub(crate) fn candidate_bound_with(
     demand: &RouterDemand,
     solver: LpSolver,
 ) -> Result<Bound> {
-    let n = topo.num_routers();
-    let net = Network::new(topo);
-    check_demand(topo, &net, demand)?;
-    if cands.num_routers != n || cands.num_pairs() != demand.demand.len() {
-        return Err(Error::field(
-            "candidates",
-            format!(
-                "{} pairs for {} routers but the topology has {n} routers ({} pairs)",
-                cands.num_pairs(),
-                cands.num_routers,
-                demand.demand.len()
-            ),
-        ));
-    }
+    check_candidates(topo, cands, demand)?;
     let method = format!("candidate LP ({})", solver.name());
     let scale = demand_scale(demand);
     if scale == 0.0 {
@@ -124,27 +112,8 @@ pub(crate) fn candidate_bound_with(
     let mut load: Vec<Expression> = vec![Expression::from(0.0); 2 * topo.links.len()];
     let mut used = vec![false; load.len()];
     let mut constraints = Vec::new();
-    for (pair, &rate) in demand.demand.iter().enumerate() {
-        let d = rate / scale;
-        if d == 0.0 {
-            continue;
-        }
-        let paths = cands.paths(pair);
-        let (s, dst) = pair_of(n, pair);
-        let mut seen: HashSet<&RouterPath> = HashSet::new();
-        let mut distinct = Vec::new();
-        for (k, p) in paths.iter().enumerate() {
-            if seen.insert(p) {
-                distinct.push((k, path_channels(topo, p, s, dst, pair, k)?));
-            }
-        }
-        if distinct.is_empty() {
-            return Err(Error::field(
-                format!("candidates[{s} -> {dst}]"),
-                "has demand but no candidate path",
-            ));
-        }
-        if let [(_, channels)] = distinct.as_slice() {
+    for (d, distinct) in candidate_columns(topo, cands, demand, scale)? {
+        if let [channels] = distinct.as_slice() {
             for &c in channels {
                 load[c] += d;
                 used[c] = true;
@@ -152,7 +121,7 @@ pub(crate) fn candidate_bound_with(
             continue;
         }
         let mut sum = Expression::from(0.0);
-        for (_, channels) in &distinct {
+        for channels in &distinct {
             let x = vars.add(variable().min(0.0));
             sum += x;
             for &c in channels {
@@ -170,6 +139,95 @@ pub(crate) fn candidate_bound_with(
     }
     let opt = minimise(vars, t, constraints, solver)?;
     Ok(Bound::new(opt.max(0.0) * scale, BoundKind::Exact, method))
+}
+
+/// The candidate LP of [`candidate_bound_with`] solved by column generation's dense interior
+/// point (`path_ipm.rs`; Clarabel took 42-52 s on the 32x32 mesh transpose's, longer than the
+/// GA it runs beside). The bound is the interior point's dual objective, a lower bound on the
+/// optimum (weak duality) within 1e-8 of it. None if the interior point did not converge.
+pub(crate) fn candidate_bound_dense(
+    topo: &Topology,
+    cands: &CandidateSet,
+    demand: &RouterDemand,
+) -> Result<Option<Bound>> {
+    check_candidates(topo, cands, demand)?;
+    let method = "candidate LP (dense interior point)".to_string();
+    let scale = demand_scale(demand);
+    if scale == 0.0 {
+        return Ok(Some(Bound::new(0.0, BoundKind::Exact, method)));
+    }
+    let columns = candidate_columns(topo, cands, demand, scale)?;
+    let pairs: Vec<MasterPair> = columns
+        .iter()
+        .map(|(d, distinct)| MasterPair {
+            demand: *d,
+            columns: distinct,
+        })
+        .collect();
+    let bandwidth: Vec<f64> = (0..2 * topo.links.len())
+        .map(|c| topo.links[c / 2].params.bandwidth)
+        .collect();
+    Ok(path_ipm::solve(&bandwidth, &pairs).map(|sol| {
+        Bound::new(
+            sol.dual_objective.max(0.0) * scale,
+            BoundKind::Exact,
+            method,
+        )
+    }))
+}
+
+/// The demand is routable on `topo` and `cands` has a candidate list per pair of it.
+fn check_candidates(topo: &Topology, cands: &CandidateSet, demand: &RouterDemand) -> Result<()> {
+    let n = topo.num_routers();
+    let net = Network::new(topo);
+    check_demand(topo, &net, demand)?;
+    if cands.num_routers != n || cands.num_pairs() != demand.demand.len() {
+        return Err(Error::field(
+            "candidates",
+            format!(
+                "{} pairs for {} routers but the topology has {n} routers ({} pairs)",
+                cands.num_pairs(),
+                cands.num_routers,
+                demand.demand.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Per pair with demand: its demand divided by `scale`, and the channels of each of its
+/// distinct candidates (identical candidates would only split one variable).
+fn candidate_columns(
+    topo: &Topology,
+    cands: &CandidateSet,
+    demand: &RouterDemand,
+    scale: f64,
+) -> Result<Vec<(f64, Vec<Vec<usize>>)>> {
+    let n = topo.num_routers();
+    let mut out = Vec::new();
+    for (pair, &rate) in demand.demand.iter().enumerate() {
+        let d = rate / scale;
+        if d == 0.0 {
+            continue;
+        }
+        let paths = cands.paths(pair);
+        let (s, dst) = pair_of(n, pair);
+        let mut seen: HashSet<&RouterPath> = HashSet::new();
+        let mut distinct = Vec::new();
+        for (k, p) in paths.iter().enumerate() {
+            if seen.insert(p) {
+                distinct.push(path_channels(topo, p, s, dst, pair, k)?);
+            }
+        }
+        if distinct.is_empty() {
+            return Err(Error::field(
+                format!("candidates[{s} -> {dst}]"),
+                "has demand but no candidate path",
+            ));
+        }
+        out.push((d, distinct));
+    }
+    Ok(out)
 }
 
 /// The channels of candidate `k` of `pair`, checking that it is a path of the topology

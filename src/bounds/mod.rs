@@ -79,14 +79,17 @@ impl Bound {
     }
 }
 
-/// LP relaxation of choosing one candidate path per pair: see [`candidate_bound_with`]; uses
-/// the default solver.
+/// LP relaxation of choosing one candidate path per pair: see [`candidate_bound_with`];
+/// solved by the dense interior point, else (if it does not converge) the default solver.
 pub(crate) fn candidate_bound(
     topo: &Topology,
     cands: &CandidateSet,
     demand: &RouterDemand,
 ) -> Result<Bound> {
-    candidate_bound_with(topo, cands, demand, LpSolver::default())
+    match lp::candidate_bound_dense(topo, cands, demand)? {
+        Some(b) => Ok(b),
+        None => candidate_bound_with(topo, cands, demand, LpSolver::default()),
+    }
 }
 
 /// Largest number of router pairs with demand for which [`routing_bound`] uses column

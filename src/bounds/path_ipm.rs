@@ -30,6 +30,9 @@ pub(super) struct PathLpSolution {
     pub shares: Vec<Vec<f64>>,
     /// Dual weight (>= 0) of every channel row, 0 for channels no path uses.
     pub weights: Vec<f64>,
+    /// The dual objective: with the dual residual at rounding level, a lower bound on the
+    /// optimum (weak duality), within the gap tolerance of it.
+    pub dual_objective: f64,
 }
 
 /// Relative duality gap, and primal and dual infeasibility, at which the solve stops. The
@@ -304,7 +307,7 @@ pub(super) fn solve(bandwidth: &[f64], pairs: &[MasterPair]) -> Option<PathLpSol
             && inf(&rd) <= FEASIBILITY_TOLERANCE
             && (primal - dual).abs() <= GAP_TOLERANCE * (1.0 + primal.abs());
         if converged {
-            return Some(solution(&lp, bandwidth.len(), &z, &yc));
+            return Some(solution(&lp, bandwidth.len(), &z, &yc, dual));
         }
         if !z.iter().chain(&w).all(|v| v.is_finite()) {
             return None;
@@ -357,7 +360,13 @@ pub(super) fn solve(bandwidth: &[f64], pairs: &[MasterPair]) -> Option<PathLpSol
     None
 }
 
-fn solution(lp: &Lp, channels: usize, z: &[f64], yc: &[f64]) -> PathLpSolution {
+fn solution(
+    lp: &Lp,
+    channels: usize,
+    z: &[f64],
+    yc: &[f64],
+    dual_objective: f64,
+) -> PathLpSolution {
     let shares = (0..lp.p())
         .map(|p| z[lp.first[p]..lp.first[p] + lp.local[p].len()].to_vec())
         .collect();
@@ -366,5 +375,9 @@ fn solution(lp: &Lp, channels: usize, z: &[f64], yc: &[f64]) -> PathLpSolution {
         // The channel rows' duals are <= 0 at the optimum (their slacks' dual constraint).
         weights[e] = (-yc[row]).max(0.0);
     }
-    PathLpSolution { shares, weights }
+    PathLpSolution {
+        shares,
+        weights,
+        dual_objective,
+    }
 }

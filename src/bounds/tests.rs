@@ -279,6 +279,27 @@ fn candidate_bound_is_at_least_the_routing_bound() {
 }
 
 #[test]
+fn candidate_bound_by_the_dense_interior_point_matches_clarabel() {
+    // Uniform traffic on a 4x4x4 mesh from 4 candidates per pair: 4,032 pairs, many of them
+    // with a single distinct candidate (a constant load in Clarabel's LP, one forced path in
+    // the dense interior point).
+    let (topo, uni, tr) = mesh444();
+    let cands = mesh_candidates(&[4, 4, 4], 2, 3);
+    for demand in [uni, tr] {
+        let dense = candidate_bound(&topo, &cands, &demand).unwrap();
+        let clarabel = candidate_bound_with(&topo, &cands, &demand, LpSolver::Clarabel).unwrap();
+        assert_eq!(dense.method, "candidate LP (dense interior point)");
+        assert!(
+            dense.max_load <= clarabel.max_load * (1.0 + 1e-7)
+                && dense.max_load >= clarabel.max_load * (1.0 - 1e-6),
+            "dense {} against clarabel {}",
+            dense.max_load,
+            clarabel.max_load
+        );
+    }
+}
+
+#[test]
 fn approximation_brackets_the_exact_lp_on_a_small_mesh() {
     let topo = mesh(&[4, 4]);
     for demand in [uniform(16, 1.0), transpose(4, 1.0)] {
