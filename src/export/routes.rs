@@ -371,31 +371,18 @@ pub(crate) fn one_line(s: &str) -> String {
 /// that two paths leave by different ports.
 pub(crate) fn destination_next_hops(table: &RoutingTable) -> Result<Vec<u16>> {
     let n = table.num_routers;
-    let mut next = vec![u16::MAX; n * n];
-    // The pair that set each slot, to name both paths in the error.
-    let mut set_by = vec![usize::MAX; n * n];
-    for (pair, p) in table.paths().enumerate() {
-        let d = p.destination();
-        for (&r, &port) in p.routers.iter().zip(&p.ports) {
-            let slot = r as usize * n + d;
-            if next[slot] == u16::MAX {
-                next[slot] = port;
-                set_by[slot] = pair;
-            } else if next[slot] != port {
-                let (s1, _) = pair_of(n, set_by[slot]);
-                let (s2, _) = pair_of(n, pair);
-                return Err(Error::field(
-                    "table",
-                    format!(
-                        "not destination-based, so it cannot be an InfiniBand LFT: at router {r} \
-                         towards router {d} the path from {s1} leaves by port {} and the path from {s2} by port {port}",
-                        next[slot]
-                    ),
-                ));
-            }
-        }
-    }
-    Ok(next)
+    table.destination_ports().map_err(|c| {
+        let (s1, _) = pair_of(n, c.first.0);
+        let (s2, _) = pair_of(n, c.second.0);
+        Error::field(
+            "table",
+            format!(
+                "not destination-based, so it cannot be an InfiniBand LFT: at router {} \
+                 towards router {} the path from {s1} leaves by port {} and the path from {s2} by port {}",
+                c.router, c.destination, c.first.1, c.second.1
+            ),
+        )
+    })
 }
 
 /// InfiniBand OpenSM linear forwarding tables in the format of `ibroute` / OpenSM's

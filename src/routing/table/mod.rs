@@ -335,12 +335,19 @@ impl RoutingTable {
     /// The table that picks candidate `choice[pair]` for every pair.
     pub fn from_choice(cands: &CandidateSet, choice: &[u8]) -> Self {
         debug_assert_eq!(choice.len(), cands.num_pairs());
+        Self::from_pair_choices(cands, choice.iter().copied().enumerate())
+    }
+
+    /// DOR (candidate 0, the set's shared next hops) except for the given `(pair, candidate)`
+    /// choices.
+    pub(crate) fn from_pair_choices(
+        cands: &CandidateSet,
+        choices: impl Iterator<Item = (usize, u8)>,
+    ) -> Self {
         cands.dor.with_listed(
-            choice
-                .iter()
-                .enumerate()
-                .filter(|&(_, &k)| k != 0)
-                .map(|(pair, &k)| (pair, cands.candidate(pair, k as usize).into_owned()))
+            choices
+                .filter(|&(_, k)| k != 0)
+                .map(|(pair, k)| (pair, cands.candidate(pair, k as usize).into_owned()))
                 .collect(),
         )
     }
@@ -382,24 +389,45 @@ impl RoutingTable {
     /// Whether one next hop per (router, destination) serves every path (what a
     /// destination-based forwarding table such as InfiniBand's LFT can express).
     pub(crate) fn is_destination_based(&self) -> bool {
+        self.listed.is_empty() || self.destination_ports().is_ok()
+    }
+
+    /// The port each path leaves router `r` by towards destination `d`, at `r * n + d`
+    /// (`u16::MAX` where no path passes), when one port per (router, destination) serves
+    /// every path; else the first two paths that disagree.
+    pub(crate) fn destination_ports(&self) -> std::result::Result<Vec<u16>, PortConflict> {
         let n = self.num_routers;
-        if self.listed.is_empty() {
-            return true;
-        }
         let mut next = vec![u16::MAX; n * n];
-        for p in self.paths() {
+        // The pair that set each slot, to name both paths in a conflict.
+        let mut set_by = vec![usize::MAX; n * n];
+        for (pair, p) in self.paths().enumerate() {
             let d = p.destination();
             for (&r, &port) in p.routers.iter().zip(&p.ports) {
-                let slot = &mut next[r as usize * n + d];
-                if *slot == u16::MAX {
-                    *slot = port;
-                } else if *slot != port {
-                    return false;
+                let slot = r as usize * n + d;
+                if next[slot] == u16::MAX {
+                    next[slot] = port;
+                    set_by[slot] = pair;
+                } else if next[slot] != port {
+                    return Err(PortConflict {
+                        router: r as usize,
+                        destination: d,
+                        first: (set_by[slot], next[slot]),
+                        second: (pair, port),
+                    });
                 }
             }
         }
-        true
+        Ok(next)
     }
+}
+
+/// Two paths that leave `router` towards `destination` by different ports: `(pair, port)`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PortConflict {
+    pub router: usize,
+    pub destination: usize,
+    pub first: (usize, u16),
+    pub second: (usize, u16),
 }
 
 #[cfg(test)]

@@ -398,13 +398,9 @@ impl RoutingTableProblem {
     /// The table `genome` decodes to, before any LMC fitting.
     pub fn unfitted_table(&self, genome: &[u8]) -> RoutingTable {
         match &self.decoding {
-            Decoding::Candidates { cands, pairs, .. } => cands.dor_table().with_listed(
-                pairs
-                    .iter()
-                    .zip(genome)
-                    .filter(|&(_, &k)| k != 0)
-                    .map(|(&pair, &k)| (pair, cands.candidate(pair, k as usize).into_owned()))
-                    .collect(),
+            Decoding::Candidates { cands, pairs, .. } => RoutingTable::from_pair_choices(
+                cands,
+                pairs.iter().copied().zip(genome.iter().copied()),
             ),
             Decoding::DestinationBased { ports } => {
                 let n = self.topo.num_routers();
