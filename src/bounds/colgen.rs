@@ -165,6 +165,17 @@ struct Master {
     weights: Vec<f64>,
 }
 
+impl Master {
+    /// From a solver's shares as solved (slightly negative or off 1 within its tolerance).
+    fn new(raw_shares: Vec<Vec<f64>>, weights: Vec<f64>) -> Master {
+        let shares = raw_shares
+            .into_iter()
+            .map(|xs| renormalised(xs.into_iter().map(|v| v.max(0.0))))
+            .collect();
+        Master { shares, weights }
+    }
+}
+
 /// Column generation for min-congestion routing of `demand` over all paths of `topo`. The
 /// initial columns are each pair's distinct candidates in `initial` (so the result is never
 /// worse than the candidate LP), or its minimum-hop path.
@@ -275,10 +286,8 @@ pub(crate) fn column_generation(
                 wide.then(|| lagrangian_ascent(&net, &start, &scaled_sources, target, ASCENT))
             },
         );
-        let (master, own) = master?;
-        if !own && opts.solver == MasterSolver::DenseInteriorPoint {
-            fallbacks += 1;
-        }
+        let (master, fell_back) = master?;
+        fallbacks += usize::from(fell_back);
         rounds += 1;
         let u = achieved_load(&net, &pairs, &master.shares);
         if u < upper {
@@ -572,14 +581,14 @@ fn achieved_load(net: &Network, pairs: &[PairColumns], shares: &[Vec<f64>]) -> f
         .fold(0.0, f64::max)
 }
 
-/// Solves the master LP over the current columns. The second value is false when the dense
+/// Solves the master LP over the current columns. The second value is true when the dense
 /// interior point did not converge and Clarabel solved it instead.
 fn solve_master(
     net: &Network,
     pairs: &[PairColumns],
     solver: MasterSolver,
 ) -> Result<(Master, bool)> {
-    let lp_solver = match solver {
+    match solver {
         MasterSolver::DenseInteriorPoint => {
             let bandwidth: Vec<f64> = net.chans.iter().map(|c| c.cap).collect();
             let master: Vec<MasterPair> = pairs
@@ -589,26 +598,14 @@ fn solve_master(
                     columns: &pc.columns,
                 })
                 .collect();
-            if let Some(sol) = path_ipm::solve(&bandwidth, &master) {
-                let shares = sol
-                    .shares
-                    .into_iter()
-                    .map(|xs| renormalised(xs.into_iter().map(|v| v.max(0.0))))
-                    .collect();
-                return Ok((
-                    Master {
-                        shares,
-                        weights: sol.weights,
-                    },
-                    true,
-                ));
+            match path_ipm::solve(&bandwidth, &master) {
+                Some(sol) => Ok((Master::new(sol.shares, sol.weights), false)),
+                None => Ok((solve_master_lp(net, pairs, LpSolver::Clarabel)?, true)),
             }
-            LpSolver::Clarabel
         }
         #[cfg(test)]
-        MasterSolver::Lp(s) => s,
-    };
-    solve_master_lp(net, pairs, lp_solver).map(|m| (m, solver != MasterSolver::DenseInteriorPoint))
+        MasterSolver::Lp(s) => Ok((solve_master_lp(net, pairs, s)?, false)),
+    }
 }
 
 /// Builds and solves the master LP over the current columns with a general LP solver.
@@ -681,9 +678,5 @@ fn solve_master_lp(net: &Network, pairs: &[PairColumns], solver: LpSolver) -> Re
         #[cfg(feature = "highs")]
         LpSolver::Highs => solve!(good_lp::highs),
     };
-    let shares = shares
-        .into_iter()
-        .map(|xs| renormalised(xs.into_iter().map(|v| v.max(0.0))))
-        .collect();
-    Ok(Master { shares, weights })
+    Ok(Master::new(shares, weights))
 }

@@ -105,9 +105,8 @@ pub(crate) const COLGEN_PAIR_LIMIT: usize = 50_000;
 /// Garg–Könemann approximation is used, with its gap.
 pub(crate) const COLGEN_CHANNEL_LIMIT: usize = 8_192;
 
-/// Whether `routes evolve` solves the candidate LP on `topo`: its interior point (Clarabel's
-/// sparse factor, which fills in to nearly dense like the column generation's master) grows
-/// with the cube of the channels.
+/// Whether `routes evolve` solves the candidate LP on `topo`: it has the column generation's
+/// master's structure and is solved by the same dense interior point, cubic in the channels.
 pub(crate) fn candidate_lp_fits(topo: &Topology) -> bool {
     2 * topo.links.len() <= COLGEN_CHANNEL_LIMIT
 }

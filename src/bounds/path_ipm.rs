@@ -267,7 +267,6 @@ pub(super) fn solve(bandwidth: &[f64], pairs: &[MasterPair]) -> Option<PathLpSol
         return None;
     }
     // b: 1 per pair row, 0 per channel row; c: 1 on t.
-    let cost = |z: &[f64]| z[nx];
     let mut schur = Dense::zeros(m);
 
     // Mehrotra's starting point: the least-norm solutions of A z = b and A^T y + w = c,
@@ -300,7 +299,7 @@ pub(super) fn solve(bandwidth: &[f64], pairs: &[MasterPair]) -> Option<PathLpSol
         let rp_c: Vec<f64> = az_c.iter().map(|v| -v).collect();
         let aty = lp.times_transposed(&yp, &yc);
         let rd: Vec<f64> = (0..n).map(|i| c[i] - aty[i] - w[i]).collect();
-        let primal = cost(&z);
+        let primal = z[nx];
         let dual: f64 = yp.iter().sum();
         let inf = |v: &[f64]| v.iter().fold(0.0_f64, |a, b| a.max(b.abs()));
         let converged = inf(&rp_p).max(inf(&rp_c)) <= FEASIBILITY_TOLERANCE
