@@ -93,6 +93,10 @@ pub(crate) fn write_atomically_with(
     path: &Path,
     write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> Result<()> {
+    // Under MPI only rank 0 writes (src/cluster/): the other ranks compute the same contents.
+    if !crate::cluster::is_root() {
+        return Ok(());
+    }
     static COUNTER: AtomicUsize = AtomicUsize::new(0);
     static CLEANED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
     let Some(name) = path.file_name() else {

@@ -6,6 +6,7 @@
 
 pub mod bounds;
 pub mod cli;
+pub mod cluster;
 pub mod error;
 pub mod export;
 pub mod files;

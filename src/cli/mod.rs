@@ -21,6 +21,10 @@ use clap::{Parser, Subcommand};
     about = "Designs HPC interconnects: topologies, routing and a flit-level simulator"
 )]
 pub(crate) struct Cli {
+    /// Run as one rank of an MPI job (also detected when started by mpiexec or srun); needs a
+    /// build with `--features mpi` (docs/scale-out.md).
+    #[arg(long, global = true)]
+    pub mpi: bool,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -44,6 +48,14 @@ pub enum Command {
 /// Runs the CLI; errors are printed as one line and give a non-zero exit code.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Kept to the end of main: dropping it finalises MPI.
+    let _job = match crate::cluster::start(cli.mpi) {
+        Ok(job) => job,
+        Err(e) => {
+            eprintln!("error: {}", one_line(&format!("{e:#}")));
+            return ExitCode::FAILURE;
+        }
+    };
     let result = match cli.command {
         Command::Topo(args) => topo::run(&args),
         Command::Simulate(args) => simulate::run(&args),
@@ -59,7 +71,10 @@ pub fn main() -> ExitCode {
         // fail because a reader had enough (docs/reliability.md, "Exit codes").
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {}", one_line(&format!("{e:#}")));
+            let message = one_line(&format!("{e:#}"));
+            eprintln!("error: {message}");
+            // Under MPI with several ranks: ends the whole job (the others would wait).
+            crate::cluster::fail(&message);
             ExitCode::FAILURE
         }
     }

@@ -179,7 +179,7 @@ pub(crate) struct HistoryPoint {
 }
 
 /// Simulated figures of one table at the training loads.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub(crate) struct Simulated {
     pub load: f64,
     /// Average packet latency, cycles.
@@ -207,6 +207,7 @@ fn simulated_cost(points: &[Simulated]) -> f64 {
         / points.len().max(1) as f64
 }
 
+/// `routing` simulated at every load, the loads spread over threads and ranks.
 fn simulate(
     topo: &Topology,
     routing: &dyn RoutingFunction,
@@ -215,27 +216,38 @@ fn simulate(
     seed: u64,
     loads: &[f64],
 ) -> Result<Vec<Simulated>> {
-    loads
-        .iter()
-        .map(|&load| {
-            // Common random numbers: every table sees the same packets.
-            let p = simulate_point(
-                topo,
-                routing,
-                traffic.with_load(0, load)?,
-                params,
-                seed,
-                load,
-            );
-            Ok(Simulated {
-                load,
-                latency_avg: p.latency_avg,
-                accepted: p.accepted,
-                // A deadlocked point is at least as bad as a saturated one.
-                saturated: p.status != crate::sim::PointStatus::Ok,
-            })
-        })
-        .collect()
+    crate::cluster::map("evolve simulation", loads, |&load| {
+        simulate_at(topo, routing, traffic, params, seed, load).map_err(|e| format!("{e:#}"))
+    })
+    .into_iter()
+    .map(|r| r.map_err(anyhow::Error::msg))
+    .collect()
+}
+
+/// One load point of `routing`. Common random numbers: every table sees the same packets.
+fn simulate_at(
+    topo: &Topology,
+    routing: &dyn RoutingFunction,
+    traffic: &Traffic,
+    params: &SimParams,
+    seed: u64,
+    load: f64,
+) -> crate::Result<Simulated> {
+    let p = simulate_point(
+        topo,
+        routing,
+        traffic.with_load(0, load)?,
+        params,
+        seed,
+        load,
+    );
+    Ok(Simulated {
+        load,
+        latency_avg: p.latency_avg,
+        accepted: p.accepted,
+        // A deadlocked point is at least as bad as a saturated one.
+        saturated: p.status != crate::sim::PointStatus::Ok,
+    })
 }
 
 /// Per-pattern bounds combined like the fitness: the worst (or mean) of lower bounds is a
@@ -531,11 +543,12 @@ pub(crate) fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Res
     // The candidate LP (one Clarabel thread, 45 s on a 32x32 mesh) runs beside the GA: the
     // candidates are final now.
     stage.finish();
-    let (outcome, cand_bounds) = rayon::join(
-        || run(&problem, &settings),
-        || -> crate::Result<(Vec<Bound>, f64)> {
+    // The GA on this thread, which under MPI is the one that may call it (src/cluster/).
+    let (outcome, cand_bounds) = std::thread::scope(|scope| {
+        let lp = scope.spawn(|| -> crate::Result<(Vec<Bound>, f64)> {
             let start = std::time::Instant::now();
-            if !candidate_lp_fits(&topo) {
+            // Under MPI only rank 0 reports it: the other ranks leave their cores to the GA.
+            if !candidate_lp_fits(&topo) || !crate::cluster::is_root() {
                 return Ok((Vec::new(), 0.0));
             }
             let cands = problem
@@ -548,8 +561,13 @@ pub(crate) fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Res
                 .map(|d| candidate_bound(&topo, cands, d))
                 .collect::<crate::Result<_>>()?;
             Ok((bounds, start.elapsed().as_secs_f64()))
-        },
-    );
+        });
+        let outcome = run(&problem, &settings);
+        (
+            outcome,
+            lp.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
+        )
+    });
     let outcome = outcome?;
     let (cand_bounds, cand_seconds) = cand_bounds.map_err(in_file)?;
     colgen_seconds += cand_seconds;
@@ -587,11 +605,25 @@ pub(crate) fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Res
     let mut best_index = 0;
     let mut elite_sims: Vec<Vec<Simulated>> = Vec::new();
     if cfg.simulate_elite > 0 {
-        for g in &elite {
-            let routing = table_routing(problem.table(g))?;
-            elite_sims.push(simulate(
-                &topo, &routing, &traffic, &params, p.seed, &loads,
-            )?);
+        // Every (table, load) point is one task for the threads and ranks; each builds its
+        // table, so that only the tables being simulated are in memory.
+        let points: Vec<(usize, f64)> = (0..elite.len())
+            .flat_map(|i| loads.iter().map(move |&load| (i, load)))
+            .collect();
+        let simulated = crate::cluster::map("elite simulation", &points, |&(i, load)| {
+            let routing = table_routing(problem.table(elite[i])).map_err(|e| format!("{e:#}"))?;
+            simulate_at(&topo, &routing, &traffic, &params, p.seed, load)
+                .map_err(|e| format!("{e:#}"))
+        });
+        let mut simulated = simulated.into_iter();
+        for _ in &elite {
+            elite_sims.push(
+                simulated
+                    .by_ref()
+                    .take(loads.len())
+                    .collect::<std::result::Result<_, _>>()
+                    .map_err(anyhow::Error::msg)?,
+            );
         }
         // The simulation chooses among the elite tables with the best max channel load only:
         // that load is a guarantee (the table's throughput bound), a latency at one training

@@ -67,11 +67,16 @@ pub struct Checkpoint<G> {
 impl<G: Serialize + serde::de::DeserializeOwned> Checkpoint<G> {
     /// Reads `path`; `Ok(None)` when it does not exist.
     pub fn read(path: &Path) -> Result<Option<Self>> {
-        let text = match std::fs::read_to_string(path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        // Rank 0's copy under MPI, on every rank (src/cluster/).
+        let bytes = match crate::cluster::read_on_root(path) {
+            Ok(Some(b)) => b,
+            Ok(None) => return Ok(None),
             Err(e) => return Err(Error::io(path, e)),
         };
+        let text = String::from_utf8(bytes).map_err(|_| Error::File {
+            path: path.to_path_buf(),
+            reason: "not a readable checkpoint: not UTF-8 text".into(),
+        })?;
         Self::parse(path, &text).map(Some)
     }
 

@@ -9,7 +9,6 @@ pub mod stats;
 
 use std::time::Instant;
 
-use rayon::prelude::*;
 use serde::Serialize;
 
 pub use config::{
@@ -213,8 +212,9 @@ fn engine_for<'a, R: engine::RouterModel>(
     Engine::build(topo, session, traffic.clone(), params.clone(), seed)
 }
 
-/// Simulates every load in parallel (rayon); each point has its own engine and seed stream,
-/// so results do not depend on the thread count.
+/// Simulates every load in parallel (rayon threads and, under MPI, ranks: `cluster::map`);
+/// each point has its own engine and seed stream, so results depend on neither the thread
+/// nor the rank count. `on_point` is called for the points this process simulates.
 pub fn sweep(
     topo: &Topology,
     routing: &dyn RoutingFunction,
@@ -228,15 +228,16 @@ pub fn sweep(
         .iter()
         .map(|&l| traffic.with_load(0, l))
         .collect::<Result<_>>()?;
-    Ok(traffics
-        .into_par_iter()
-        .zip(loads.par_iter())
-        .map(|(t, &load)| {
-            let p = simulate_point(topo, routing, t, params, seed, load);
+    let points: Vec<(Traffic, f64)> = traffics.into_iter().zip(loads.iter().copied()).collect();
+    Ok(crate::cluster::map(
+        "simulation sweep",
+        &points,
+        |(t, load)| {
+            let p = simulate_point(topo, routing, t.clone(), params, seed, *load);
             on_point();
             p
-        })
-        .collect())
+        },
+    ))
 }
 
 /// Bytes one engine needs at least for `topo` under `params`: per input VC its record, its

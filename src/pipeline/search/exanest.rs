@@ -5,7 +5,6 @@
 use std::collections::{BTreeMap, HashSet};
 
 use anyhow::Result;
-use rayon::prelude::*;
 
 use super::report::{BisectionCheck, ExanestReport, Mismatch};
 use crate::search::config::BisectionMode;
@@ -35,14 +34,11 @@ fn verify_bisection(
     problem: &ExanestProblem,
     members: &[&Individual<Vec<usize>>],
 ) -> BisectionCheck {
-    let results: Vec<Option<(u64, u64)>> = members
-        .par_iter()
-        .map(|ind| {
-            let heuristic = (-ind.evaluation.objectives[0]).round() as u64;
-            let graph = problem.graph(&ind.genome);
-            exact_bisection(&graph, None, 50_000_000).map(|(w, _)| (heuristic, w))
-        })
-        .collect();
+    let results: Vec<Option<(u64, u64)>> = crate::cluster::map("bisection proof", members, |ind| {
+        let heuristic = (-ind.evaluation.objectives[0]).round() as u64;
+        let graph = problem.graph(&ind.genome);
+        exact_bisection(&graph, None, 50_000_000).map(|(w, _)| (heuristic, w))
+    });
     let proven = results.iter().flatten().count();
     let agree = results.iter().flatten().filter(|(h, w)| h == w).count();
     let gap = results

@@ -1,7 +1,6 @@
 //! Searched ExaNeSt arrangements beside Jellyfish random regular graphs with the same number of
 //! routers and the same router degree (the seed's "Irreg-r" baseline).
 
-use rayon::prelude::*;
 use serde::Serialize;
 
 use super::exanest::ExanestProblem;
@@ -12,7 +11,7 @@ use crate::topology::metrics::{MetricsOptions, compute};
 use crate::topology::spec::LinkParams;
 
 /// Graph figures of one topology (or the mean over several random ones).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct GraphFigures {
     /// Exact bisection width when proven, else the partitioner's cut (an upper bound).
     pub bisection: f64,
@@ -77,13 +76,15 @@ pub(crate) fn compare_with_jellyfish(
     let searched = searched_figures(problem, genome)?;
     let degree = genome.iter().filter(|&&s| s != 0).count();
     let routers = problem.routers();
-    let randoms: Vec<GraphFigures> = (0..samples as u64)
-        .into_par_iter()
-        .map(|k| {
-            jellyfish(routers, degree, 1, seed + k, &LinkParams::default())
-                .map(|topo| figures_of(&topo))
-        })
-        .collect::<Result<_>>()?;
+    let sample_seeds: Vec<u64> = (0..samples as u64).map(|k| seed + k).collect();
+    let randoms: Vec<GraphFigures> = crate::cluster::map("jellyfish sample", &sample_seeds, |&s| {
+        jellyfish(routers, degree, 1, s, &LinkParams::default())
+            .map(|topo| figures_of(&topo))
+            .map_err(|e| e.to_string())
+    })
+    .into_iter()
+    .collect::<std::result::Result<_, _>>()
+    .map_err(|reason| crate::Error::field("jellyfish", reason))?;
     let col = |f: fn(&GraphFigures) -> f64| randoms.iter().map(f).collect::<Vec<f64>>();
     let (bisection, bisection_sd) = mean_sd(&col(|f| f.bisection));
     Ok(Comparison {

@@ -1,0 +1,179 @@
+//! Scale-out over the ranks of an MPI job (cargo feature `mpi`; docs/scale-out.md).
+//!
+//! The model is SPMD with replicated control: under `mpiexec -n K` every rank runs the same
+//! command on the same problem and seed, so every rank takes the same decisions and reaches the
+//! same points of the program in the same order. At those points ([`map`]: the batch
+//! evaluation of a search, a simulation sweep, the GA's elite simulations) the ranks share out
+//! the items instead of each computing all of them: rank 0 hands out chunks of indices by
+//! guided self-scheduling, every rank (rank 0 too) evaluates what it is given on its own rayon
+//! threads, rank 0 gathers the results by index and sends the whole vector to every rank. Each
+//! rank then holds exactly the values a single process would have computed, so results are
+//! bit-identical to a run without MPI whatever the number of ranks.
+//!
+//! Only rank 0 writes files and prints ([`is_root`]; `files.rs` skips writes elsewhere, and the
+//! workers' standard output and error go to `/dev/null`, panics excepted). Checkpoints are read
+//! by rank 0 and broadcast ([`read_on_root`]), so a resume needs the checkpoint on rank 0's
+//! node only and works with any number of ranks.
+//!
+//! Without the feature, or outside `mpiexec`, or on a thread other than the one that started
+//! MPI (MPI runs at the "funneled" level), [`map`] is rayon's order-preserving parallel map:
+//! nothing changes. That decision is the same on every rank, since every rank runs the same
+//! code on the same thread.
+
+#[cfg(feature = "mpi")]
+mod ranks;
+
+use std::path::Path;
+use std::sync::OnceLock;
+
+use rayon::prelude::*;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+/// This process's place in the job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Place {
+    pub rank: usize,
+    pub size: usize,
+}
+
+static PLACE: OnceLock<Place> = OnceLock::new();
+
+/// Rank and size of the job (rank 0 of 1 without MPI).
+pub fn place() -> Place {
+    PLACE.get().copied().unwrap_or(Place { rank: 0, size: 1 })
+}
+
+/// Whether this process is the one that writes files and prints: rank 0, or the only process.
+pub fn is_root() -> bool {
+    place().rank == 0
+}
+
+/// The running MPI job, when there is one; dropping it finalises MPI.
+pub struct Session {
+    #[cfg(feature = "mpi")]
+    _universe: Option<ranks::Job>,
+}
+
+/// Environment variables an MPI launcher sets for the ranks it starts, with the job's size:
+/// MPICH's and Intel MPI's hydra (`PMI_SIZE`), Open MPI (`OMPI_COMM_WORLD_SIZE`), PMIx
+/// launchers such as Slurm's `srun --mpi=pmix` (`PMIX_SIZE` is not always set: `PMIX_RANK`
+/// marks the rank).
+const LAUNCHER_SIZE_VARIABLES: [&str; 2] = ["PMI_SIZE", "OMPI_COMM_WORLD_SIZE"];
+const LAUNCHER_RANK_VARIABLES: [&str; 3] = ["PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK"];
+
+/// The size of the job the launcher says this process belongs to; `Some(0)` when a rank
+/// variable is set but no size variable.
+fn launcher_job_size() -> Option<usize> {
+    for var in LAUNCHER_SIZE_VARIABLES {
+        if let Some(n) = std::env::var(var).ok().and_then(|v| v.parse().ok()) {
+            return Some(n);
+        }
+    }
+    LAUNCHER_RANK_VARIABLES
+        .iter()
+        .any(|v| std::env::var_os(v).is_some())
+        .then_some(0)
+}
+
+/// Starts MPI when the command line asks for it (`--mpi`) or an MPI launcher started this
+/// process. Without the feature, `--mpi` and a launcher that started more than one rank are
+/// errors: each rank would run the whole job alone and they would overwrite each other's files.
+pub fn start(requested: bool) -> anyhow::Result<Session> {
+    let launched = launcher_job_size();
+    #[cfg(feature = "mpi")]
+    {
+        if requested || launched.is_some() {
+            let (job, place) = ranks::Job::start()?;
+            let _ = PLACE.set(place);
+            return Ok(Session {
+                _universe: Some(job),
+            });
+        }
+        Ok(Session { _universe: None })
+    }
+    #[cfg(not(feature = "mpi"))]
+    {
+        if requested {
+            anyhow::bail!(
+                "--mpi: this fabricopt was built without feature mpi (rebuild with \
+                 `cargo build --release --features mpi`; docs/scale-out.md)"
+            );
+        }
+        match launched {
+            Some(n) if n != 1 => anyhow::bail!(
+                "started by an MPI launcher{} but built without feature mpi: every rank would \
+                 run the whole job and overwrite the others' files (rebuild with \
+                 `cargo build --release --features mpi`, or run without mpiexec; \
+                 docs/scale-out.md)",
+                if n > 1 {
+                    format!(" as one of {n} ranks")
+                } else {
+                    String::new()
+                }
+            ),
+            _ => Ok(Session {}),
+        }
+    }
+}
+
+/// Ends the job after an error: with one process this is the caller's ordinary non-zero exit;
+/// with several, a rank that fails alone would leave the others waiting for it, so the
+/// message is printed (workers prefix their rank) and the whole job aborted.
+pub fn fail(message: &str) {
+    #[cfg(feature = "mpi")]
+    ranks::fail(message);
+    #[cfg(not(feature = "mpi"))]
+    let _ = message;
+}
+
+/// `items.iter().map(f)`, in order, spread over the job's ranks (and each rank's rayon
+/// threads). Every rank must call it at the same point with the same items; every rank gets
+/// the whole result. `site` names the call in the check that the ranks are in step.
+///
+/// `f` must be deterministic (it may not draw from a shared random stream): which rank
+/// evaluates an item depends on timing.
+pub fn map<T, R, F>(site: &'static str, items: &[T], f: F) -> Vec<R>
+where
+    T: Sync,
+    R: Send + Serialize + DeserializeOwned,
+    F: Fn(&T) -> R + Sync,
+{
+    #[cfg(feature = "mpi")]
+    if let Some(results) = ranks::map(site, items, &f) {
+        return results;
+    }
+    let _ = site;
+    items.par_iter().map(&f).collect()
+}
+
+/// The bytes of the file at `path` as rank 0 reads them (`None` when it does not exist), on
+/// every rank: the ranks resume from the checkpoint rank 0 sees, wherever they run.
+pub fn read_on_root(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
+    #[cfg(feature = "mpi")]
+    if let Some(result) = ranks::read_on_root(path) {
+        return result;
+    }
+    read_local(path)
+}
+
+fn read_local(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
+    match std::fs::read(path) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn map_without_mpi_is_an_ordered_map() {
+        let items: Vec<u64> = (0..1000).collect();
+        let out = map("test", &items, |&x| x * x);
+        assert_eq!(out, items.iter().map(|x| x * x).collect::<Vec<_>>());
+        assert!(is_root());
+    }
+}

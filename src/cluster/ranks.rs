@@ -1,0 +1,540 @@
+//! The MPI side of [`super`] (feature `mpi`): starting the job, the shared map, the broadcast
+//! of rank 0's files, and ending the job on a panic or an error.
+//!
+//! Protocol of one [`map`] call: rank 0 sends `TASK` frames (a chunk `start..start+count` of
+//! the item indices) to the workers and keeps at most [`CHUNKS_IN_FLIGHT`] chunks at every
+//! rank, itself included; a worker answers each with a `RESULT` frame (the chunk's results,
+//! MessagePack). When every result is in, rank 0 sends each worker an `END` frame with the
+//! length of the whole result vector and broadcasts it. Every frame carries the call's number,
+//! its site and its item count, which each worker compares with its own: ranks that are not
+//! at the same call (a bug: they must run the same code on the same data) stop the job with a
+//! message instead of exchanging wrong results.
+//!
+//! Waiting is by non-blocking probes with a sleep that doubles up to [`BACKOFF_MAX`], so a rank
+//! waiting for work or results leaves its cores to the rayon threads of the ranks beside it
+//! (a blocking receive spins in most MPI libraries). Collectives (the final broadcast) start
+//! only once a frame says the other side is there, so they do not wait long either.
+
+use std::cell::RefCell;
+use std::path::Path;
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use ::mpi::Threading;
+use ::mpi::environment::Universe;
+use ::mpi::point_to_point::MatchedReceiveVec;
+use ::mpi::topology::SimpleCommunicator;
+use ::mpi::traits::*;
+use rayon::prelude::*;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::Place;
+
+const TAG_TASK: i32 = 11;
+const TAG_RESULT: i32 = 12;
+const TAG_END: i32 = 13;
+const TAG_FILE: i32 = 14;
+
+/// Chunks a rank holds at once: the one its threads work on and the next, so that it never
+/// waits for rank 0 between chunks.
+const CHUNKS_IN_FLIGHT: usize = 2;
+const BACKOFF_MIN: Duration = Duration::from_micros(20);
+const BACKOFF_MAX: Duration = Duration::from_millis(1);
+
+/// The MPI environment; dropping it finalises MPI.
+pub(super) struct Job {
+    _universe: Universe,
+}
+
+/// What the thread that started MPI (the only one that calls it: "funneled") knows of the job.
+struct Comm {
+    world: SimpleCommunicator,
+    rank: usize,
+    size: usize,
+    /// Rayon threads of every rank (rank 0's copy; the workers hold only their own).
+    threads: Vec<usize>,
+    /// Calls of [`map`] and [`read_on_root`] so far: the same on every rank in step.
+    calls: u64,
+}
+
+thread_local! {
+    static COMM: RefCell<Option<Comm>> = const { RefCell::new(None) };
+}
+
+/// The workers' original standard error (theirs goes to /dev/null), for panics and errors.
+static WORKER_STDERR: AtomicI32 = AtomicI32::new(-1);
+
+impl Job {
+    pub(super) fn start() -> anyhow::Result<(Job, Place)> {
+        let Some((universe, threading)) = ::mpi::initialize_with_threading(Threading::Funneled)
+        else {
+            anyhow::bail!("--mpi: MPI was already initialised");
+        };
+        if threading == Threading::Single {
+            anyhow::bail!(
+                "--mpi: the MPI library offers only MPI_THREAD_SINGLE; fabricopt needs \
+                 MPI_THREAD_FUNNELED (rayon threads beside the thread that calls MPI)"
+            );
+        }
+        let world = universe.world();
+        let rank = world.rank() as usize;
+        let size = world.size() as usize;
+        let mine = rayon::current_num_threads() as u64;
+        let root = world.process_at_rank(0);
+        let mut threads = vec![0u64; size];
+        if rank == 0 {
+            root.gather_into_root(&mine, &mut threads[..]);
+        } else {
+            root.gather_into(&mine);
+        }
+        if size > 1 {
+            if rank > 0 {
+                silence_standard_streams();
+            }
+            std::panic::set_hook(Box::new(move |info| {
+                write_error(&format!("fabricopt rank {rank}: {info}\n"));
+                // From any thread: a panicking rank must take the job down, or the others
+                // wait for it forever. MPICH and Open MPI accept MPI_Abort from any thread.
+                SimpleCommunicator::world().abort(101);
+            }));
+        }
+        COMM.with_borrow_mut(|c| {
+            *c = Some(Comm {
+                world,
+                rank,
+                size,
+                threads: threads.iter().map(|&t| t as usize).collect(),
+                calls: 0,
+            })
+        });
+        Ok((
+            Job {
+                _universe: universe,
+            },
+            Place { rank, size },
+        ))
+    }
+}
+
+/// Sends the worker's standard output and error to /dev/null (rank 0 prints for the job),
+/// keeping a copy of standard error for panics and errors.
+fn silence_standard_streams() {
+    // SAFETY: dup, open, dup2 and close on descriptors this process owns, before any other
+    // thread of ours writes to them; failures leave the descriptors as they were.
+    unsafe {
+        let saved = libc::dup(2);
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_WRONLY);
+        if null >= 0 {
+            libc::dup2(null, 1);
+            libc::dup2(null, 2);
+            libc::close(null);
+        }
+        WORKER_STDERR.store(saved, Ordering::SeqCst);
+    }
+}
+
+/// Writes to the original standard error (a worker's saved copy, or rank 0's own).
+fn write_error(text: &str) {
+    let fd = WORKER_STDERR.load(Ordering::SeqCst);
+    if fd < 0 {
+        eprint!("{text}");
+        return;
+    }
+    // SAFETY: `fd` is the descriptor `silence_standard_streams` duplicated and never closes;
+    // the pointer and length describe `text`'s bytes. A short or failed write loses part of
+    // a message that could not be shown anyway.
+    unsafe {
+        libc::write(fd, text.as_ptr().cast(), text.len());
+    }
+}
+
+/// See [`super::fail`]. Rank 0 has printed the error already.
+pub(super) fn fail(message: &str) {
+    let place = super::place();
+    if place.size <= 1 {
+        return;
+    }
+    if place.rank > 0 {
+        write_error(&format!(
+            "fabricopt rank {}: error: {message}\n",
+            place.rank
+        ));
+    }
+    SimpleCommunicator::world().abort(1);
+}
+
+/// A call's identity, which every frame carries and every worker checks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Call {
+    number: u64,
+    site: u64,
+    items: u64,
+}
+
+/// FNV-1a: the same on every rank (std's hashers are not promised to be).
+fn site_hash(site: &str) -> u64 {
+    site.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+const FRAME_HEADER: usize = 5 * 8;
+
+fn frame(call: Call, start: usize, count: usize, payload: &[u8]) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(FRAME_HEADER + payload.len());
+    for v in [
+        call.number,
+        call.site,
+        call.items,
+        start as u64,
+        count as u64,
+    ] {
+        bytes.extend_from_slice(&v.to_le_bytes());
+    }
+    bytes.extend_from_slice(payload);
+    bytes
+}
+
+fn unframe(bytes: &[u8]) -> (Call, usize, usize, &[u8]) {
+    let word = |i: usize| {
+        u64::from_le_bytes(
+            bytes[8 * i..8 * i + 8]
+                .try_into()
+                .expect("frames have a 40-byte header"),
+        )
+    };
+    assert!(
+        bytes.len() >= FRAME_HEADER,
+        "a frame shorter than its header"
+    );
+    let call = Call {
+        number: word(0),
+        site: word(1),
+        items: word(2),
+    };
+    (
+        call,
+        word(3) as usize,
+        word(4) as usize,
+        &bytes[FRAME_HEADER..],
+    )
+}
+
+fn encode<R: Serialize>(values: &R) -> Vec<u8> {
+    rmp_serde::to_vec(values).expect("results serialise to MessagePack")
+}
+
+fn decode<R: DeserializeOwned>(bytes: &[u8]) -> R {
+    rmp_serde::from_slice(bytes).expect("a rank sent results this build reads")
+}
+
+/// Sleeps after a round with nothing to do, longer each time up to [`BACKOFF_MAX`].
+struct Backoff(Duration);
+
+impl Backoff {
+    fn new() -> Self {
+        Backoff(BACKOFF_MIN)
+    }
+
+    fn after(&mut self, progressed: bool) {
+        if progressed {
+            self.0 = BACKOFF_MIN;
+        } else {
+            std::thread::sleep(self.0);
+            self.0 = (self.0 * 2).min(BACKOFF_MAX);
+        }
+    }
+}
+
+/// How many items the next chunk for a rank with `threads` threads takes, `remaining` items
+/// being left and `all_threads` threads in the job: guided self-scheduling (half of an equal
+/// share of what is left, so chunks shrink as the batch ends and late ranks balance the
+/// load), at least one item per thread of the rank so that all its threads have work.
+fn chunk_len(remaining: usize, all_threads: usize, threads: usize) -> usize {
+    remaining
+        .div_ceil(2 * all_threads.max(1))
+        .max(threads.max(1))
+        .min(remaining)
+}
+
+/// Fault injection for tests of a failing job (tests/mpi.rs, docs/scale-out.md): the worker
+/// of this rank panics in its first task.
+const INJECT_PANIC: &str = "FABRICOPT_MPI_INJECT_PANIC";
+
+fn injected_panic(rank: usize) -> bool {
+    std::env::var(INJECT_PANIC).is_ok_and(|v| v.trim() == rank.to_string())
+}
+
+/// The job's communicator when this is the thread that started MPI, the job has more than
+/// one rank and no call is under way on it.
+fn with_comm<X>(body: impl FnOnce(&mut Comm) -> X) -> Option<X> {
+    COMM.with(|cell| {
+        let mut guard = cell.try_borrow_mut().ok()?;
+        let comm = guard.as_mut().filter(|c| c.size > 1)?;
+        comm.calls += 1;
+        Some(body(comm))
+    })
+}
+
+/// See [`super::map`]; `None` when MPI does not take part (see [`with_comm`]).
+pub(super) fn map<T, R>(
+    site: &'static str,
+    items: &[T],
+    f: &(dyn Fn(&T) -> R + Sync),
+) -> Option<Vec<R>>
+where
+    T: Sync,
+    R: Send + Serialize + DeserializeOwned,
+{
+    with_comm(|comm| {
+        let call = Call {
+            number: comm.calls,
+            site: site_hash(site),
+            items: items.len() as u64,
+        };
+        if comm.rank == 0 {
+            comm.lead(call, items, f)
+        } else {
+            comm.follow(call, site, items, f)
+        }
+    })
+}
+
+/// See [`super::read_on_root`].
+pub(super) fn read_on_root(path: &Path) -> Option<std::io::Result<Option<Vec<u8>>>> {
+    with_comm(|comm| {
+        let call = Call {
+            number: comm.calls,
+            site: site_hash("read_on_root"),
+            items: 1,
+        };
+        // Status 0: the file's bytes; 1: no such file; 2: the error's message.
+        let (status, payload) = if comm.rank == 0 {
+            let read = super::read_local(path);
+            let (status, payload) = match &read {
+                Ok(Some(bytes)) => (0, bytes.clone()),
+                Ok(None) => (1, Vec::new()),
+                Err(e) => (2, e.to_string().into_bytes()),
+            };
+            comm.share(call, TAG_FILE, status, payload);
+            return read;
+        } else {
+            comm.receive_shared(call, "read_on_root", TAG_FILE)
+        };
+        match status {
+            0 => Ok(Some(payload)),
+            1 => Ok(None),
+            _ => Err(std::io::Error::other(String::from_utf8_lossy(&payload))),
+        }
+    })
+}
+
+impl Comm {
+    /// Rank 0's side of a map: hands out chunks, evaluates its own, gathers the rest.
+    fn lead<T, R>(&self, call: Call, items: &[T], f: &(dyn Fn(&T) -> R + Sync)) -> Vec<R>
+    where
+        T: Sync,
+        R: Send + Serialize + DeserializeOwned,
+    {
+        let n = items.len();
+        let all_threads: usize = self.threads.iter().sum();
+        let mut results: Vec<Option<R>> = std::iter::repeat_with(|| None).take(n).collect();
+        let mut in_flight = vec![0usize; self.size];
+        let (mut next, mut done) = (0, 0);
+        let (tx, rx) = mpsc::channel::<(usize, Vec<R>)>();
+        rayon::in_place_scope(|scope| {
+            let mut backoff = Backoff::new();
+            while done < n {
+                let mut progressed = false;
+                for (rank, held) in in_flight.iter_mut().enumerate() {
+                    while next < n && *held < CHUNKS_IN_FLIGHT {
+                        let count = chunk_len(n - next, all_threads, self.threads[rank]);
+                        let start = next;
+                        next += count;
+                        *held += 1;
+                        progressed = true;
+                        if rank == 0 {
+                            let tx = tx.clone();
+                            scope.spawn(move |_| {
+                                let out = items[start..start + count].par_iter().map(f).collect();
+                                // The receiver lives until every chunk is in.
+                                let _ = tx.send((start, out));
+                            });
+                        } else {
+                            self.world
+                                .process_at_rank(rank as i32)
+                                .send_with_tag(&frame(call, start, count, &[])[..], TAG_TASK);
+                        }
+                    }
+                }
+                let mut store = |rank: usize, start: usize, out: Vec<R>| {
+                    done += out.len();
+                    in_flight[rank] -= 1;
+                    for (slot, r) in results[start..start + out.len()].iter_mut().zip(out) {
+                        *slot = Some(r);
+                    }
+                };
+                while let Ok((start, out)) = rx.try_recv() {
+                    store(0, start, out);
+                    progressed = true;
+                }
+                while let Some(probed) = self
+                    .world
+                    .any_process()
+                    .immediate_matched_probe_with_tag(TAG_RESULT)
+                {
+                    let (bytes, status) = probed.matched_receive_vec::<u8>();
+                    let (got, start, count, payload) = unframe(&bytes);
+                    let rank = status.source_rank() as usize;
+                    if got != call {
+                        out_of_step(rank, "a result", call, got);
+                    }
+                    let out: Vec<R> = decode(payload);
+                    assert_eq!(out.len(), count, "rank {rank} sent a short chunk");
+                    store(rank, start, out);
+                    progressed = true;
+                }
+                backoff.after(progressed);
+            }
+        });
+        let results: Vec<R> = results
+            .into_iter()
+            .map(|r| r.expect("every item is evaluated once"))
+            .collect();
+        self.share(call, TAG_END, 0, encode(&results));
+        results
+    }
+
+    /// A worker's side of a map: evaluates the chunks rank 0 sends until it says the batch
+    /// is done, then takes the whole result.
+    fn follow<T, R>(
+        &self,
+        call: Call,
+        site: &str,
+        items: &[T],
+        f: &(dyn Fn(&T) -> R + Sync),
+    ) -> Vec<R>
+    where
+        T: Sync,
+        R: Send + Serialize + DeserializeOwned,
+    {
+        let root = self.world.process_at_rank(0);
+        let (tx, rx) = mpsc::channel::<(usize, Vec<R>)>();
+        let end = rayon::in_place_scope(|scope| {
+            let mut backoff = Backoff::new();
+            loop {
+                let mut progressed = false;
+                while let Ok((start, out)) = rx.try_recv() {
+                    let payload = encode(&out);
+                    root.send_with_tag(&frame(call, start, out.len(), &payload)[..], TAG_RESULT);
+                    progressed = true;
+                }
+                if let Some(probed) = root.immediate_matched_probe() {
+                    let (bytes, status) = probed.matched_receive_vec::<u8>();
+                    let (got, start, count, _) = unframe(&bytes);
+                    if got != call {
+                        out_of_step(0, site, call, got);
+                    }
+                    match status.tag() {
+                        TAG_TASK => {
+                            let tx = tx.clone();
+                            let inject = injected_panic(self.rank);
+                            scope.spawn(move |_| {
+                                if inject {
+                                    panic!("injected by {INJECT_PANIC} (a test of the job's end)");
+                                }
+                                let out = items[start..start + count].par_iter().map(f).collect();
+                                let _ = tx.send((start, out));
+                            });
+                        }
+                        TAG_END => break count,
+                        tag => panic!("rank 0 sent an unexpected message (tag {tag}) in {site}"),
+                    }
+                    progressed = true;
+                }
+                backoff.after(progressed);
+            }
+        });
+        let mut bytes = vec![0u8; end];
+        root.broadcast_into(&mut bytes[..]);
+        decode(&bytes)
+    }
+
+    /// Rank 0: tells every worker that `payload` (with `status`) follows, then broadcasts it.
+    fn share(&self, call: Call, tag: i32, status: usize, mut payload: Vec<u8>) {
+        for rank in 1..self.size {
+            self.world
+                .process_at_rank(rank as i32)
+                .send_with_tag(&frame(call, status, payload.len(), &[])[..], tag);
+        }
+        self.world
+            .process_at_rank(0)
+            .broadcast_into(&mut payload[..]);
+    }
+
+    /// A worker: waits (probing, not spinning) for rank 0's notice, then takes the broadcast.
+    fn receive_shared(&self, call: Call, site: &str, tag: i32) -> (usize, Vec<u8>) {
+        let root = self.world.process_at_rank(0);
+        let mut backoff = Backoff::new();
+        let (status, len) = loop {
+            if let Some(probed) = root.immediate_matched_probe() {
+                let (bytes, probed) = probed.matched_receive_vec::<u8>();
+                let (got, status, len, _) = unframe(&bytes);
+                if got != call || probed.tag() != tag {
+                    out_of_step(0, site, call, got);
+                }
+                break (status, len);
+            }
+            backoff.after(false);
+        };
+        let mut payload = vec![0u8; len];
+        root.broadcast_into(&mut payload[..]);
+        (status, payload)
+    }
+}
+
+/// Ranks that are not at the same call: a bug (they run the same code on the same data), so
+/// the job stops with what each side expected.
+fn out_of_step(other: usize, site: &str, mine: Call, theirs: Call) -> ! {
+    let rank = super::place().rank;
+    write_error(&format!(
+        "fabricopt rank {rank}: the ranks are out of step at {site}: this rank is at call {} \
+         ({} items), rank {other} at call {} ({} items, {})\n",
+        mine.number,
+        mine.items,
+        theirs.number,
+        theirs.items,
+        if mine.site == theirs.site {
+            "same site"
+        } else {
+            "another site"
+        },
+    ));
+    SimpleCommunicator::world().abort(2);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_shrink_and_cover_the_batch() {
+        // Two ranks of one thread: 100 items go in shrinking chunks, every item once.
+        let mut remaining = 100;
+        let mut sizes = Vec::new();
+        while remaining > 0 {
+            let len = chunk_len(remaining, 2, 1);
+            sizes.push(len);
+            remaining -= len;
+        }
+        assert_eq!(sizes.iter().sum::<usize>(), 100);
+        assert_eq!(sizes[0], 25);
+        assert!(sizes.windows(2).all(|w| w[0] >= w[1]));
+        assert_eq!(*sizes.last().unwrap(), 1);
+        // A rank with 8 threads gets at least 8 items while that many are left.
+        assert_eq!(chunk_len(20, 16, 8), 8);
+        assert_eq!(chunk_len(5, 16, 8), 5);
+    }
+}

@@ -1,0 +1,357 @@
+//! Scale-out over MPI (docs/scale-out.md). With feature `mpi` (`.ci/run` installs MPICH and runs
+//! `cargo test --release --features mpi --test mpi`): the same command under `mpiexec -n 1`,
+//! `-n 2`, `-n 4` and without MPI writes byte-identical fronts and tables; a sweep gives
+//! identical points; a panicking worker or a failing rank ends the job with a non-zero exit; a
+//! job killed with SIGKILL resumes under another rank count and ends identical. Without the
+//! feature: `--mpi`, and a launcher that started several ranks, are refused.
+
+#[allow(dead_code)]
+mod common;
+
+use std::process::Command;
+
+fn binary() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_fabricopt"));
+    c.current_dir(env!("CARGO_MANIFEST_DIR"));
+    c
+}
+
+#[cfg(not(feature = "mpi"))]
+mod without_the_feature {
+    use super::*;
+
+    #[test]
+    fn mpi_flag_is_refused() {
+        let line = common::error_line(&["--mpi", "topo", "mesh:4x4"]);
+        assert!(line.contains("built without feature mpi"), "{line}");
+    }
+
+    #[test]
+    fn a_launcher_with_several_ranks_is_refused() {
+        // As hydra (MPICH) and Open MPI's launchers tell each rank.
+        for (var, value) in [("PMI_SIZE", "2"), ("OMPI_COMM_WORLD_SIZE", "4")] {
+            let out = binary()
+                .args(["topo", "mesh:4x4"])
+                .env(var, value)
+                .output()
+                .unwrap();
+            assert!(!out.status.success());
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(err.contains("built without feature mpi"), "{err}");
+            assert!(err.contains("every rank would run the whole job"), "{err}");
+        }
+        // One rank alone is a plain run.
+        let out = binary()
+            .args(["topo", "mesh:4x4"])
+            .env("PMI_SIZE", "1")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+#[cfg(feature = "mpi")]
+mod with_mpi {
+    use super::*;
+    use std::collections::BTreeMap;
+    use std::path::Path;
+    use std::process::Output;
+    use std::time::{Duration, Instant};
+
+    /// `mpiexec -n ranks fabricopt ...`, one rayon thread per rank (the machine has 2 cores).
+    fn mpiexec(ranks: usize) -> Command {
+        let open_mpi = Command::new("mpiexec")
+            .arg("--version")
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).contains("Open MPI"))
+            .unwrap_or(false);
+        let mut c = Command::new("mpiexec");
+        c.current_dir(env!("CARGO_MANIFEST_DIR"));
+        if open_mpi {
+            c.arg("--oversubscribe")
+                .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+                .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+        }
+        c.args(["-n", &ranks.to_string()])
+            .arg(env!("CARGO_BIN_EXE_fabricopt"))
+            .env("RAYON_NUM_THREADS", "1");
+        c
+    }
+
+    fn succeed(mut command: Command, args: &[&str]) -> Output {
+        let out = command.args(args).output().expect("mpiexec runs");
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out
+    }
+
+    /// Every file under `dir` but checkpoints (they hold the wall-clock time), by path.
+    fn outputs(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+        let mut files = BTreeMap::new();
+        let mut stack = vec![dir.to_path_buf()];
+        while let Some(d) = stack.pop() {
+            for entry in std::fs::read_dir(&d).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else if path.file_name().unwrap() != "checkpoint.json" {
+                    let key = path.strip_prefix(dir).unwrap().display().to_string();
+                    files.insert(key, std::fs::read(&path).unwrap());
+                }
+            }
+        }
+        files
+    }
+
+    /// Runs `args` (which write into the folder after `--out`) without MPI and under 1, 2
+    /// and 4 ranks; every run's files must be byte-identical to the plain run's.
+    fn identical_under_every_rank_count(args: &[&str], expect: &[&str]) {
+        let tmp = tempfile::tempdir().unwrap();
+        let plain_dir = tmp.path().join("plain");
+        let with_out = |dir: &Path| {
+            let mut a: Vec<String> = args.iter().map(ToString::to_string).collect();
+            a.extend(["--out".into(), dir.display().to_string()]);
+            a
+        };
+        let plain_args = with_out(&plain_dir);
+        let plain_refs: Vec<&str> = plain_args.iter().map(String::as_str).collect();
+        let plain_out = succeed(binary(), &plain_refs);
+        let reference = outputs(&plain_dir);
+        for name in expect {
+            assert!(
+                reference.contains_key(*name),
+                "{name} not written: {:?}",
+                reference.keys()
+            );
+        }
+        for ranks in [1, 2, 4] {
+            let dir = tmp.path().join(format!("n{ranks}"));
+            let a = with_out(&dir);
+            let refs: Vec<&str> = a.iter().map(String::as_str).collect();
+            let out = succeed(mpiexec(ranks), &refs);
+            let got = outputs(&dir);
+            assert_eq!(
+                got.keys().collect::<Vec<_>>(),
+                reference.keys().collect::<Vec<_>>(),
+                "-n {ranks}"
+            );
+            for (name, bytes) in &reference {
+                assert!(got[name] == *bytes, "-n {ranks}: {name} differs");
+            }
+            // One report, from rank 0, as without MPI (the times in it differ).
+            let lines = |o: &Output| String::from_utf8_lossy(&o.stdout).lines().count();
+            assert_eq!(lines(&out), lines(&plain_out), "-n {ranks}: stdout");
+        }
+    }
+
+    #[test]
+    fn zdt1_search_is_identical_under_1_2_4_ranks() {
+        identical_under_every_rank_count(
+            &["search", "problems/zdt1.toml", "--quiet"],
+            &["nsga2-run0/front.csv", "nsga2-run0/front.json"],
+        );
+    }
+
+    #[test]
+    fn exanest_search_is_identical_under_1_2_4_ranks() {
+        // Both algorithms, the bisection proof and the Jellyfish comparison.
+        identical_under_every_rank_count(
+            &[
+                "search",
+                "problems/exanest-8-16-1.toml",
+                "--runs",
+                "1",
+                "--generations",
+                "8",
+                "--jellyfish",
+                "3",
+                "--quiet",
+            ],
+            &["nsga2-run0/front.csv", "sms-emoa-run0/front.json"],
+        );
+    }
+
+    #[test]
+    fn routes_evolve_is_identical_under_1_2_4_ranks() {
+        // GA fitness, the elite's simulations, the baseline's and the table's alone.
+        identical_under_every_rank_count(
+            &[
+                "routes",
+                "evolve",
+                "problems/mesh4x4x4-transpose.toml",
+                "--generations",
+                "10",
+                "--population",
+                "24",
+                "--quiet",
+            ],
+            &["best.json", "best.csv", "best.sl"],
+        );
+    }
+
+    #[test]
+    fn a_sweep_gives_identical_points() {
+        let args = [
+            "simulate",
+            "problems/mesh8x8-uniform.toml",
+            "--sweep",
+            "0.1:0.5:0.1",
+            "--warmup",
+            "1000",
+            "--measure",
+            "3000",
+            "--no-bound",
+            "--json",
+        ];
+        let points = |out: Output| {
+            let mut v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            let points = v["points"].as_array_mut().unwrap();
+            for p in points.iter_mut() {
+                // The only field that may differ: how long the point took.
+                p.as_object_mut().unwrap().remove("wall_seconds");
+            }
+            v
+        };
+        let reference = points(succeed(binary(), &args));
+        assert_eq!(reference["points"].as_array().unwrap().len(), 5);
+        for ranks in [2, 4] {
+            assert_eq!(
+                points(succeed(mpiexec(ranks), &args)),
+                reference,
+                "-n {ranks}"
+            );
+        }
+    }
+
+    /// Waits for `child` at most `limit`; kills it and fails the test if it has not ended.
+    fn exit_within(mut child: std::process::Child, limit: Duration) -> std::process::ExitStatus {
+        let start = Instant::now();
+        loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                return status;
+            }
+            if start.elapsed() > limit {
+                let _ = child.kill();
+                panic!("the job did not end within {limit:?}");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    #[test]
+    fn a_panicking_worker_ends_the_job_within_seconds() {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("out");
+        let child = mpiexec(2)
+            .args(["search", "problems/exanest-8-16-4.toml", "--runs", "1"])
+            .args(["--algorithm", "nsga2", "--quiet", "--out"])
+            .arg(&out)
+            .env("FABRICOPT_MPI_INJECT_PANIC", "1")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let status = exit_within(child, Duration::from_secs(10));
+        assert!(!status.success(), "{status:?}");
+    }
+
+    #[test]
+    fn a_failing_rank_ends_the_job_with_its_error() {
+        let out = mpiexec(2)
+            .args(["search", "problems/no-such-problem.toml"])
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("no-such-problem.toml"), "{err}");
+    }
+
+    /// Whether a process other than a zombie has `needle` in its command line.
+    fn running(needle: &str) -> bool {
+        std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+            std::fs::read(e.path().join("cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains(needle))
+        })
+    }
+
+    #[test]
+    fn a_killed_job_resumes_under_another_rank_count_identical() {
+        let tmp = tempfile::tempdir().unwrap();
+        let args = [
+            "search",
+            "problems/exanest-8-16-4.toml",
+            "--runs",
+            "1",
+            "--algorithm",
+            "nsga2",
+            "--generations",
+            "12",
+            "--quiet",
+            "--out",
+        ];
+        let whole = tmp.path().join("whole");
+        let mut a: Vec<&str> = args.to_vec();
+        a.push(whole.to_str().unwrap());
+        succeed(binary(), &a);
+
+        let killed = tmp.path().join("killed");
+        let mut child = mpiexec(2)
+            .args(args)
+            .arg(&killed)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let checkpoint = killed.join("nsga2-run0/checkpoint.json");
+        let generation = |text: &str| {
+            serde_json::from_str::<serde_json::Value>(text)
+                .ok()
+                .and_then(|v| v["generation"].as_u64())
+        };
+        let start = Instant::now();
+        let reached = loop {
+            let g = std::fs::read_to_string(&checkpoint)
+                .ok()
+                .and_then(|t| generation(&t));
+            if g.is_some_and(|g| g >= 3) {
+                break g.unwrap();
+            }
+            assert!(
+                child.try_wait().unwrap().is_none(),
+                "the job ended before it could be killed"
+            );
+            assert!(start.elapsed() < Duration::from_secs(120), "no checkpoint");
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        child.kill().unwrap(); // SIGKILL to mpiexec: its ranks die with it.
+        child.wait().unwrap();
+        let marker = killed.to_str().unwrap();
+        let start = Instant::now();
+        while running(marker) {
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "ranks outlived mpiexec"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let kept = generation(&std::fs::read_to_string(&checkpoint).unwrap()).unwrap();
+        assert!(kept >= reached && kept < 12, "killed at generation {kept}");
+
+        let mut a: Vec<&str> = args.to_vec();
+        a.push(killed.to_str().unwrap());
+        a.push("--resume");
+        succeed(mpiexec(4), &a);
+        let (w, k) = (outputs(&whole), outputs(&killed));
+        assert_eq!(w.keys().collect::<Vec<_>>(), k.keys().collect::<Vec<_>>());
+        for (name, bytes) in &w {
+            assert!(k[name] == *bytes, "{name} differs after the resume");
+        }
+    }
+}
