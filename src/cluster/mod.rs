@@ -11,7 +11,9 @@
 //! bit-identical to a run without MPI whatever the number of ranks.
 //!
 //! Only rank 0 writes files and prints ([`is_root`]; `files.rs` skips writes elsewhere, and the
-//! workers' standard output and error go to `/dev/null`, panics excepted). Checkpoints are read
+//! workers' standard output and error go to `/dev/null`, panics excepted). Independent jobs
+//! that are long themselves (the runs of `search --runs N`) are [`spread`] over groups of
+//! ranks, each group running its jobs as above with its own rank 0 writing their files. Checkpoints are read
 //! by rank 0 and broadcast ([`read_on_root`]), so a resume needs the checkpoint on rank 0's
 //! node only and works with any number of ranks.
 //!
@@ -25,6 +27,7 @@ mod ranks;
 
 use std::path::Path;
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rayon::prelude::*;
 use serde::Serialize;
@@ -44,9 +47,16 @@ pub fn place() -> Place {
     PLACE.get().copied().unwrap_or(Place { rank: 0, size: 1 })
 }
 
-/// Whether this process is the one that writes files and prints: rank 0, or the only process.
+/// Whether this process writes files: the only process, rank 0 of the job, or, inside a job
+/// of [`spread`], rank 0 of the group of ranks that runs it.
 pub fn is_root() -> bool {
-    place().rank == 0
+    WRITER.load(Ordering::SeqCst)
+}
+
+static WRITER: AtomicBool = AtomicBool::new(true);
+
+fn set_writer(writes: bool) {
+    WRITER.store(writes, Ordering::SeqCst);
 }
 
 /// The running MPI job, when there is one; dropping it finalises MPI.
@@ -86,6 +96,7 @@ pub fn start(requested: bool) -> anyhow::Result<Session> {
         if requested || launched.is_some() {
             let (job, place) = ranks::Job::start()?;
             let _ = PLACE.set(place);
+            set_writer(place.rank == 0);
             return Ok(Session {
                 _universe: Some(job),
             });
@@ -145,6 +156,26 @@ where
     }
     let _ = site;
     items.par_iter().map(&f).collect()
+}
+
+/// `items.iter().map(f)` for independent jobs long enough to use many ranks each (the runs
+/// of a multi-run search), stopping at the first error. Under MPI the ranks split into as many
+/// groups as there are items (at most one group per rank); group `g` runs items `g`, `g + G`,
+/// ... one after another, every [`map`] inside `f` shared among the group's ranks, and rank 0
+/// of the group writes the files `f` writes (each job must write its own files). Every rank
+/// gets every result. Without MPI, or with one item, the items run one after another.
+pub fn spread<T, R, F>(site: &'static str, items: &[T], f: F) -> anyhow::Result<Vec<R>>
+where
+    T: Sync,
+    R: Serialize + DeserializeOwned,
+    F: Fn(&T) -> anyhow::Result<R>,
+{
+    #[cfg(feature = "mpi")]
+    if let Some(results) = ranks::spread(site, items, &f) {
+        return results;
+    }
+    let _ = site;
+    items.iter().map(f).collect()
 }
 
 /// The bytes of the file at `path` as rank 0 reads them (`None` when it does not exist), on

@@ -24,6 +24,7 @@ use std::time::Duration;
 use ::mpi::Threading;
 use ::mpi::environment::Universe;
 use ::mpi::point_to_point::MatchedReceiveVec;
+use ::mpi::topology::Color;
 use ::mpi::topology::SimpleCommunicator;
 use ::mpi::traits::*;
 use rayon::prelude::*;
@@ -36,6 +37,7 @@ const TAG_TASK: i32 = 11;
 const TAG_RESULT: i32 = 12;
 const TAG_END: i32 = 13;
 const TAG_FILE: i32 = 14;
+const TAG_GATHER: i32 = 15;
 
 /// Chunks a rank holds at once: the one its threads work on and the next, so that it never
 /// waits for rank 0 between chunks.
@@ -331,7 +333,164 @@ pub(super) fn read_on_root(path: &Path) -> Option<std::io::Result<Option<Vec<u8>
     })
 }
 
+/// See [`super::spread`]; `None` when MPI does not take part (see [`with_comm`]) or there is
+/// one item (every rank then runs it, sharing its maps, as without groups).
+pub(super) fn spread<T, R>(
+    site: &'static str,
+    items: &[T],
+    f: &dyn Fn(&T) -> anyhow::Result<R>,
+) -> Option<anyhow::Result<Vec<R>>>
+where
+    R: Serialize + DeserializeOwned,
+{
+    let (world, call, group, groups) = COMM.with(|cell| {
+        let mut guard = cell.try_borrow_mut().ok()?;
+        let comm = guard.as_mut().filter(|c| c.size > 1 && items.len() > 1)?;
+        comm.calls += 1;
+        let call = Call {
+            number: comm.calls,
+            site: site_hash(site),
+            items: items.len() as u64,
+        };
+        let groups = items.len().min(comm.size);
+        // Contiguous blocks of ranks (sizes differ by at most one); rank 0 leads group 0.
+        let group = comm.rank * groups / comm.size;
+        guard.take().map(|world| (world, call, group, groups))
+    })?;
+    let sub = world
+        .world
+        .split_by_color(Color::with_value(group as i32))
+        .expect("every rank has a colour");
+    let sub_rank = sub.rank() as usize;
+    let sub_size = sub.size() as usize;
+    let mine = rayon::current_num_threads() as u64;
+    let mut threads = vec![0u64; sub_size];
+    if sub_rank == 0 {
+        sub.process_at_rank(0)
+            .gather_into_root(&mine, &mut threads[..]);
+    } else {
+        sub.process_at_rank(0).gather_into(&mine);
+    }
+    COMM.with_borrow_mut(|c| {
+        *c = Some(Comm {
+            world: sub,
+            rank: sub_rank,
+            size: sub_size,
+            threads: threads.iter().map(|&t| t as usize).collect(),
+            calls: 0,
+        })
+    });
+    super::set_writer(sub_rank == 0);
+    // This group's items, up to its first error (as one process stops at the first).
+    let mut done: Vec<(u64, Result<R, String>)> = Vec::new();
+    for i in (group..items.len()).step_by(groups) {
+        let result = f(&items[i]).map_err(|e| format!("{e:#}"));
+        let failed = result.is_err();
+        done.push((i as u64, result));
+        if failed {
+            break;
+        }
+    }
+    COMM.with_borrow_mut(|c| *c = Some(world));
+    super::set_writer(super::place().rank == 0);
+    Some(with_comm_in_place(|comm| {
+        comm.gather_spread(call, site, items.len(), groups, sub_rank == 0, done)
+    }))
+}
+
+/// The job's communicator (as [`with_comm`], without counting a call).
+fn with_comm_in_place<X>(body: impl FnOnce(&mut Comm) -> X) -> X {
+    COMM.with_borrow_mut(|c| body(c.as_mut().expect("the job's communicator is back")))
+}
+
 impl Comm {
+    /// After a spread: group leaders send their results to rank 0, which puts them in order
+    /// and shares the whole (or the first error by item) with every rank.
+    fn gather_spread<R: Serialize + DeserializeOwned>(
+        &self,
+        call: Call,
+        site: &str,
+        len: usize,
+        groups: usize,
+        leader: bool,
+        done: Vec<(u64, Result<R, String>)>,
+    ) -> anyhow::Result<Vec<R>> {
+        type Shared<R> = Result<Vec<R>, String>;
+        if self.rank == 0 {
+            let mut slots: Vec<Option<Result<R, String>>> =
+                std::iter::repeat_with(|| None).take(len).collect();
+            let mut place = |part: Vec<(u64, Result<R, String>)>| {
+                for (i, r) in part {
+                    slots[i as usize] = Some(r);
+                }
+            };
+            place(done);
+            let mut backoff = Backoff::new();
+            let mut received = 1;
+            while received < groups {
+                let probed = self
+                    .world
+                    .any_process()
+                    .immediate_matched_probe_with_tag(TAG_GATHER);
+                let progressed = probed.is_some();
+                if let Some(probed) = probed {
+                    let (bytes, status) = probed.matched_receive_vec::<u8>();
+                    let (got, _, _, payload) = unframe(&bytes);
+                    if got != call {
+                        out_of_step(status.source_rank() as usize, site, call, got);
+                    }
+                    place(decode(payload));
+                    received += 1;
+                }
+                backoff.after(progressed);
+            }
+            // In item order: the results, or the first error (later items may not have run).
+            let mut results = Vec::with_capacity(len);
+            let mut shared: Shared<R> = Ok(Vec::new());
+            for slot in slots {
+                match slot {
+                    Some(Ok(r)) => results.push(r),
+                    Some(Err(e)) => {
+                        shared = Err(e);
+                        break;
+                    }
+                    None => {
+                        shared = Err(format!("{site}: an item was not run"));
+                        break;
+                    }
+                }
+            }
+            let shared = shared.map(|_| results);
+            self.share(call, TAG_END, 0, encode(&shared));
+            shared.map_err(anyhow::Error::msg)
+        } else {
+            if leader {
+                let payload = encode(&done);
+                self.send_patiently(0, &frame(call, 0, done.len(), &payload), TAG_GATHER);
+            }
+            let (_, bytes) = self.receive_shared(call, site, TAG_END);
+            let shared: Shared<R> = decode(&bytes);
+            shared.map_err(anyhow::Error::msg)
+        }
+    }
+
+    /// A send that waits by probing its request with back-off rather than in the library's
+    /// blocking send, which spins while rank 0 is busy with its own group's jobs.
+    fn send_patiently(&self, rank: usize, bytes: &[u8], tag: i32) {
+        let destination = self.world.process_at_rank(rank as i32);
+        ::mpi::request::scope(|scope| {
+            let mut request = destination.immediate_send_with_tag(scope, bytes, tag);
+            let mut backoff = Backoff::new();
+            loop {
+                match request.test() {
+                    Ok(_) => break,
+                    Err(pending) => request = pending,
+                }
+                backoff.after(false);
+            }
+        });
+    }
+
     /// Rank 0's side of a map: hands out chunks, evaluates its own, gathers the rest.
     fn lead<T, R>(&self, call: Call, items: &[T], f: &(dyn Fn(&T) -> R + Sync)) -> Vec<R>
     where

@@ -75,7 +75,7 @@ pub struct GenerationRecord {
 }
 
 /// The result of one run.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RunOutcome<G> {
     pub algorithm: AlgorithmName,
     pub seed: u64,

@@ -193,37 +193,39 @@ pub(crate) fn fingerprint(loaded: &LoadedProblem, config: &SearchConfig) -> Resu
     }))
 }
 
-/// Runs `runs` runs of every algorithm (run k uses `run_seed(seed, k)`), one after another,
-/// and writes each run's front files. Outcomes are in algorithm-major, run order.
+/// Runs `runs` runs of every algorithm (run k uses `run_seed(seed, k)`), one after another
+/// (under MPI, spread over groups of ranks: `cluster::spread`), and writes each run's front
+/// files. Outcomes are in algorithm-major, run order.
 pub(crate) fn execute<P: SearchProblem>(
     problem: &P,
     ctx: &Context,
 ) -> Result<Vec<RunOutcome<P::Genome>>> {
-    let mut outcomes = Vec::new();
-    for &algorithm in &ctx.algorithms {
-        for k in 0..ctx.runs {
-            let dir = ctx.run_dir(algorithm, k);
-            let settings = RunSettings {
-                algorithm,
-                population: ctx.population,
-                termination: Termination::Evaluations(ctx.evaluations),
-                seed: run_seed(ctx.seed, k),
-                reference_point: ctx.reference_point.clone(),
-                checkpoint_dir: ctx.checkpoint.then(|| dir.clone()),
-                resume: ctx.resume,
-                force: ctx.force,
-                config: ctx.config.clone(),
-                progress: ctx.progress,
-                label: format!("{} run {k}", algorithm.label()),
-                archive_limit: ctx.archive_limit,
-                ga: Default::default(),
-            };
-            let outcome = crate::search::run(problem, &settings)?;
-            write_front_files(problem, &outcome, &ctx.reference_point, &dir)?;
-            outcomes.push(outcome);
-        }
-    }
-    Ok(outcomes)
+    let jobs: Vec<(AlgorithmName, usize)> = ctx
+        .algorithms
+        .iter()
+        .flat_map(|&algorithm| (0..ctx.runs).map(move |k| (algorithm, k)))
+        .collect();
+    crate::cluster::spread("search runs", &jobs, |&(algorithm, k)| {
+        let dir = ctx.run_dir(algorithm, k);
+        let settings = RunSettings {
+            algorithm,
+            population: ctx.population,
+            termination: Termination::Evaluations(ctx.evaluations),
+            seed: run_seed(ctx.seed, k),
+            reference_point: ctx.reference_point.clone(),
+            checkpoint_dir: ctx.checkpoint.then(|| dir.clone()),
+            resume: ctx.resume,
+            force: ctx.force,
+            config: ctx.config.clone(),
+            progress: ctx.progress,
+            label: format!("{} run {k}", algorithm.label()),
+            archive_limit: ctx.archive_limit,
+            ga: Default::default(),
+        };
+        let outcome = crate::search::run(problem, &settings)?;
+        write_front_files(problem, &outcome, &ctx.reference_point, &dir)?;
+        Ok(outcome)
+    })
 }
 
 /// The report of the runs; writes the plot.
