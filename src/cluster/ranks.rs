@@ -261,6 +261,31 @@ fn chunk_len(remaining: usize, all_threads: usize, threads: usize) -> usize {
         .min(remaining)
 }
 
+/// The chunks `(rank, start, count)` to hand out now, items `next..n` being unassigned and
+/// `in_flight[rank]` chunks held by each rank (both updated). Every rank gets a chunk before
+/// any gets its next one, so a batch of no more items than ranks takes one round, not two.
+fn hand_out(
+    in_flight: &mut [usize],
+    next: &mut usize,
+    n: usize,
+    threads: &[usize],
+) -> Vec<(usize, usize, usize)> {
+    let all_threads: usize = threads.iter().sum();
+    let mut chunks = Vec::new();
+    for depth in 1..=CHUNKS_IN_FLIGHT {
+        for (rank, held) in in_flight.iter_mut().enumerate() {
+            if *next >= n || *held >= depth {
+                continue;
+            }
+            let count = chunk_len(n - *next, all_threads, threads[rank]);
+            chunks.push((rank, *next, count));
+            *next += count;
+            *held += 1;
+        }
+    }
+    chunks
+}
+
 /// Fault injection for tests of a failing job (tests/mpi.rs, docs/scale-out.md): the worker
 /// of this rank panics in its first task.
 const INJECT_PANIC: &str = "FABRICOPT_MPI_INJECT_PANIC";
@@ -498,7 +523,6 @@ impl Comm {
         R: Send + Serialize + DeserializeOwned,
     {
         let n = items.len();
-        let all_threads: usize = self.threads.iter().sum();
         let mut results: Vec<Option<R>> = std::iter::repeat_with(|| None).take(n).collect();
         let mut in_flight = vec![0usize; self.size];
         let (mut next, mut done) = (0, 0);
@@ -507,25 +531,19 @@ impl Comm {
             let mut backoff = Backoff::new();
             while done < n {
                 let mut progressed = false;
-                for (rank, held) in in_flight.iter_mut().enumerate() {
-                    while next < n && *held < CHUNKS_IN_FLIGHT {
-                        let count = chunk_len(n - next, all_threads, self.threads[rank]);
-                        let start = next;
-                        next += count;
-                        *held += 1;
-                        progressed = true;
-                        if rank == 0 {
-                            let tx = tx.clone();
-                            scope.spawn(move |_| {
-                                let out = items[start..start + count].par_iter().map(f).collect();
-                                // The receiver lives until every chunk is in.
-                                let _ = tx.send((start, out));
-                            });
-                        } else {
-                            self.world
-                                .process_at_rank(rank as i32)
-                                .send_with_tag(&frame(call, start, count, &[])[..], TAG_TASK);
-                        }
+                for (rank, start, count) in hand_out(&mut in_flight, &mut next, n, &self.threads) {
+                    progressed = true;
+                    if rank == 0 {
+                        let tx = tx.clone();
+                        scope.spawn(move |_| {
+                            let out = items[start..start + count].par_iter().map(f).collect();
+                            // The receiver lives until every chunk is in.
+                            let _ = tx.send((start, out));
+                        });
+                    } else {
+                        self.world
+                            .process_at_rank(rank as i32)
+                            .send_with_tag(&frame(call, start, count, &[])[..], TAG_TASK);
                     }
                 }
                 let mut store = |rank: usize, start: usize, out: Vec<R>| {
@@ -695,5 +713,26 @@ mod tests {
         // A rank with 8 threads gets at least 8 items while that many are left.
         assert_eq!(chunk_len(20, 16, 8), 8);
         assert_eq!(chunk_len(5, 16, 8), 5);
+    }
+
+    #[test]
+    fn every_rank_gets_a_chunk_before_any_gets_two() {
+        // As many items as ranks: one each, in one round.
+        let (mut held, mut next) = (vec![0; 4], 0);
+        let chunks = hand_out(&mut held, &mut next, 4, &[1; 4]);
+        assert_eq!(chunks, vec![(0, 0, 1), (1, 1, 1), (2, 2, 1), (3, 3, 1)]);
+        assert_eq!(held, vec![1; 4]);
+        // 100 items on two ranks: a chunk each, then the second (prefetched) one each.
+        let (mut held, mut next) = (vec![0; 2], 0);
+        let chunks = hand_out(&mut held, &mut next, 100, &[1, 1]);
+        assert_eq!(
+            chunks,
+            vec![(0, 0, 25), (1, 25, 19), (0, 44, 14), (1, 58, 11)]
+        );
+        assert_eq!((held, next), (vec![2, 2], 69));
+        // A rank that returned a chunk gets the next, smaller one.
+        let mut held = vec![1, 2];
+        let chunks = hand_out(&mut held, &mut next, 100, &[1, 1]);
+        assert_eq!(chunks, vec![(0, 69, 8)]);
     }
 }
