@@ -135,7 +135,28 @@ mod with_mpi {
             let dir = tmp.path().join(format!("n{ranks}"));
             let a = with_out(&dir);
             let refs: Vec<&str> = a.iter().map(String::as_str).collect();
-            let out = succeed(mpiexec(ranks), &refs);
+            let mut command = mpiexec(ranks);
+            command.env("FABRICOPT_MPI_STATS", "1");
+            let out = succeed(command, &refs);
+            // Every rank took part: the identical files do not come from each rank computing
+            // everything alone.
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            for rank in 0..ranks {
+                let items = stderr
+                    .lines()
+                    .find_map(|l| {
+                        let rest = l.strip_prefix(&format!("fabricopt rank {rank}: "))?;
+                        let (_, after) = rest.split_once(" shared calls, ")?;
+                        after.split_whitespace().next()?.parse::<u64>().ok()
+                    })
+                    .unwrap_or_else(|| panic!("-n {ranks}: no figures of rank {rank}: {stderr}"));
+                if ranks > 1 {
+                    assert!(
+                        items > 0,
+                        "-n {ranks}: rank {rank} evaluated nothing: {stderr}"
+                    );
+                }
+            }
             let got = outputs(&dir);
             assert_eq!(
                 got.keys().collect::<Vec<_>>(),
@@ -255,11 +276,75 @@ mod with_mpi {
             .arg(&out)
             .env("FABRICOPT_MPI_INJECT_PANIC", "1")
             .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
+            .stderr(std::fs::File::create(tmp.path().join("stderr")).unwrap())
             .spawn()
             .unwrap();
         let status = exit_within(child, Duration::from_secs(10));
         assert!(!status.success(), "{status:?}");
+        let stderr = std::fs::read_to_string(tmp.path().join("stderr")).unwrap();
+        assert!(
+            stderr.contains("fabricopt rank 1: ") && stderr.contains("injected by"),
+            "{stderr}"
+        );
+    }
+
+    #[test]
+    fn a_write_failing_on_one_group_writer_ends_the_job() {
+        // Two runs under 4 ranks: two groups of two. The second group's writer cannot write
+        // its checkpoint (a folder stands in its place); its partner could not know, and
+        // would wait in the run's next generation forever unless the job ends.
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("out");
+        std::fs::create_dir_all(out.join("nsga2-run1/checkpoint.json")).unwrap();
+        let child = mpiexec(4)
+            .args(["search", "problems/exanest-8-16-1.toml", "--runs", "2"])
+            .args([
+                "--algorithm",
+                "nsga2",
+                "--generations",
+                "3",
+                "--quiet",
+                "--out",
+            ])
+            .arg(&out)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::fs::File::create(tmp.path().join("stderr")).unwrap())
+            .spawn()
+            .unwrap();
+        let status = exit_within(child, Duration::from_secs(60));
+        assert!(!status.success(), "{status:?}");
+        let stderr = std::fs::read_to_string(tmp.path().join("stderr")).unwrap();
+        assert!(stderr.contains("nsga2-run1/checkpoint.json"), "{stderr}");
+    }
+
+    #[test]
+    fn a_learned_routing_sweep_keeps_its_report() {
+        // DQN-routing points carry a `routing_report` after an empty (left out) `timeline`:
+        // the messages must keep the fields apart.
+        let args = [
+            "simulate",
+            "problems/torus4x4-dqn.toml",
+            "--sweep",
+            "0.1,0.2",
+            "--warmup",
+            "2000",
+            "--measure",
+            "2000",
+            "--pretrain",
+            "0",
+            "--no-bound",
+            "--json",
+        ];
+        let strip = |out: Output| {
+            let mut v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            for p in v["points"].as_array_mut().unwrap() {
+                p.as_object_mut().unwrap().remove("wall_seconds");
+            }
+            v
+        };
+        let reference = strip(succeed(binary(), &args));
+        assert!(reference["points"][0]["routing_report"].is_object());
+        assert_eq!(strip(succeed(mpiexec(2), &args)), reference);
     }
 
     #[test]

@@ -13,9 +13,9 @@
 //! Only rank 0 writes files and prints ([`is_root`]; `files.rs` skips writes elsewhere, and the
 //! workers' standard output and error go to `/dev/null`, panics excepted). Independent jobs
 //! that are long themselves (the runs of `search --runs N`) are [`spread`] over groups of
-//! ranks, each group running its jobs as above with its own rank 0 writing their files. Checkpoints are read
-//! by rank 0 and broadcast ([`read_on_root`]), so a resume needs the checkpoint on rank 0's
-//! node only and works with any number of ranks.
+//! ranks, each group running its jobs as above with its own rank 0 writing their files.
+//! Checkpoints are read by the writing rank and broadcast ([`read_on_root`]), so the ranks
+//! resume from the same state, with any number of ranks.
 //!
 //! Without the feature, or outside `mpiexec`, or on a thread other than the one that started
 //! MPI (MPI runs at the "funneled" level), [`map`] is rayon's order-preserving parallel map:
@@ -55,6 +55,7 @@ pub fn is_root() -> bool {
 
 static WRITER: AtomicBool = AtomicBool::new(true);
 
+#[cfg(feature = "mpi")]
 fn set_writer(writes: bool) {
     WRITER.store(writes, Ordering::SeqCst);
 }
@@ -95,6 +96,16 @@ pub fn start(requested: bool) -> anyhow::Result<Session> {
     {
         if requested || launched.is_some() {
             let (job, place) = ranks::Job::start()?;
+            // A launcher of another MPI than the one this binary was built with starts every
+            // rank as a job of one: each would run the whole command.
+            if let Some(n) = launched.filter(|&n| n > 1 && n != place.size) {
+                anyhow::bail!(
+                    "the launcher started {n} ranks but MPI sees a job of {}: this fabricopt \
+                     was built against another MPI library than the launcher's (build it \
+                     with the MPI whose mpiexec or srun you use; docs/scale-out.md)",
+                    place.size
+                );
+            }
             let _ = PLACE.set(place);
             set_writer(place.rank == 0);
             return Ok(Session {

@@ -17,7 +17,8 @@
 
 use std::cell::RefCell;
 use std::path::Path;
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -68,6 +69,28 @@ thread_local! {
 /// The workers' original standard error (theirs goes to /dev/null), for panics and errors.
 static WORKER_STDERR: AtomicI32 = AtomicI32::new(-1);
 
+/// The thread that started MPI: the only one that may call it.
+static MAIN_THREAD: OnceLock<std::thread::ThreadId> = OnceLock::new();
+
+/// With this variable set, every rank prints at the end how many shared calls it took part in
+/// and how many of their items it evaluated: how the work was split (tests/mpi.rs uses it).
+const STATS: &str = "FABRICOPT_MPI_STATS";
+static CALLS: AtomicU64 = AtomicU64::new(0);
+static ITEMS: AtomicU64 = AtomicU64::new(0);
+
+impl Drop for Job {
+    fn drop(&mut self) {
+        if std::env::var_os(STATS).is_some() {
+            write_error(&format!(
+                "fabricopt rank {}: {} shared calls, {} items evaluated here\n",
+                super::place().rank,
+                CALLS.load(Ordering::SeqCst),
+                ITEMS.load(Ordering::SeqCst)
+            ));
+        }
+    }
+}
+
 impl Job {
     pub(super) fn start() -> anyhow::Result<(Job, Place)> {
         let Some((universe, threading)) = ::mpi::initialize_with_threading(Threading::Funneled)
@@ -80,6 +103,7 @@ impl Job {
                  MPI_THREAD_FUNNELED (rayon threads beside the thread that calls MPI)"
             );
         }
+        let _ = MAIN_THREAD.set(std::thread::current().id());
         let world = universe.world();
         let rank = world.rank() as usize;
         let size = world.size() as usize;
@@ -96,10 +120,19 @@ impl Job {
                 silence_standard_streams();
             }
             std::panic::set_hook(Box::new(move |info| {
-                write_error(&format!("fabricopt rank {rank}: {info}\n"));
-                // From any thread: a panicking rank must take the job down, or the others
-                // wait for it forever. MPICH and Open MPI accept MPI_Abort from any thread.
-                SimpleCommunicator::world().abort(101);
+                let trace = std::backtrace::Backtrace::capture();
+                let trace = match trace.status() {
+                    std::backtrace::BacktraceStatus::Captured => format!("\n{trace}"),
+                    _ => String::new(),
+                };
+                write_error(&format!("fabricopt rank {rank}: {info}{trace}\n"));
+                // A panicking rank must take the job down, or the others wait for it forever.
+                // MPI is funneled: only the main thread may call MPI_Abort; elsewhere the
+                // process aborts, and the launcher ends the job when one of its ranks dies.
+                if MAIN_THREAD.get() == Some(&std::thread::current().id()) {
+                    SimpleCommunicator::world().abort(101);
+                }
+                std::process::abort();
             }));
         }
         COMM.with_borrow_mut(|c| {
@@ -224,8 +257,11 @@ fn unframe(bytes: &[u8]) -> (Call, usize, usize, &[u8]) {
     )
 }
 
+/// MessagePack with field names (`to_vec_named`): a struct as a map, so that fields left out
+/// when empty (`skip_serializing_if`) do not shift the others, as they would in the positional
+/// form `rmp_serde::to_vec` writes.
 fn encode<R: Serialize>(values: &R) -> Vec<u8> {
-    rmp_serde::to_vec(values).expect("results serialise to MessagePack")
+    rmp_serde::to_vec_named(values).expect("results serialise to MessagePack")
 }
 
 fn decode<R: DeserializeOwned>(bytes: &[u8]) -> R {
@@ -316,6 +352,7 @@ where
     R: Send + Serialize + DeserializeOwned,
 {
     with_comm(|comm| {
+        CALLS.fetch_add(1, Ordering::SeqCst);
         let call = Call {
             number: comm.calls,
             site: site_hash(site),
@@ -410,6 +447,14 @@ where
     let mut done: Vec<(u64, Result<R, String>)> = Vec::new();
     for i in (group..items.len()).step_by(groups) {
         let result = f(&items[i]).map_err(|e| format!("{e:#}"));
+        if let (Err(message), true) = (&result, sub_size > 1) {
+            // An error only some ranks of the group see (a write fails on its writer alone)
+            // would leave the others waiting in the group's next map: end the job.
+            if super::place().rank == 0 {
+                eprintln!("error: {message}");
+            }
+            super::fail(message);
+        }
         let failed = result.is_err();
         done.push((i as u64, result));
         if failed {
@@ -554,6 +599,7 @@ impl Comm {
                     }
                 };
                 while let Ok((start, out)) = rx.try_recv() {
+                    ITEMS.fetch_add(out.len() as u64, Ordering::SeqCst);
                     store(0, start, out);
                     progressed = true;
                 }
@@ -604,8 +650,10 @@ impl Comm {
             loop {
                 let mut progressed = false;
                 while let Ok((start, out)) = rx.try_recv() {
+                    ITEMS.fetch_add(out.len() as u64, Ordering::SeqCst);
                     let payload = encode(&out);
-                    root.send_with_tag(&frame(call, start, out.len(), &payload)[..], TAG_RESULT);
+                    let bytes = frame(call, start, out.len(), &payload);
+                    self.send_patiently(0, &bytes, TAG_RESULT);
                     progressed = true;
                 }
                 if let Some(probed) = root.immediate_matched_probe() {
@@ -713,6 +761,42 @@ mod tests {
         // A rank with 8 threads gets at least 8 items while that many are left.
         assert_eq!(chunk_len(20, 16, 8), 8);
         assert_eq!(chunk_len(5, 16, 8), 5);
+    }
+
+    #[derive(Debug, PartialEq, Serialize, serde::Deserialize)]
+    struct Point {
+        load: f64,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        timeline: Vec<f64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        report: Option<serde_json::Value>,
+        tail: Option<String>,
+    }
+
+    #[test]
+    fn messages_keep_skipped_fields_and_special_floats() {
+        // A field left out before others (as `LoadPoint::timeline` before `routing_report`)
+        // must not shift them; NaN and the infinities come back as they went.
+        let points = vec![
+            Point {
+                load: f64::NAN,
+                timeline: Vec::new(),
+                report: Some(serde_json::json!({"decisions": 3})),
+                tail: Some("x".into()),
+            },
+            Point {
+                load: f64::INFINITY,
+                timeline: vec![f64::NEG_INFINITY, -0.0, 1e-310],
+                report: None,
+                tail: None,
+            },
+        ];
+        let back: Vec<Point> = decode(&encode(&points));
+        assert!(back[0].load.is_nan());
+        assert_eq!(back[0].report, points[0].report);
+        assert_eq!(back[0].tail, points[0].tail);
+        assert_eq!(back[1], points[1]);
+        assert_eq!(back[1].timeline[1].to_bits(), (-0.0f64).to_bits());
     }
 
     #[test]
