@@ -62,8 +62,9 @@ mod with_mpi {
     use std::process::Output;
     use std::time::{Duration, Instant};
 
-    /// `mpiexec -n ranks fabricopt ...`, one rayon thread per rank (the machine has 2 cores).
-    fn mpiexec(ranks: usize) -> Command {
+    /// `mpiexec` with what the MPI library needs (Open MPI: running as root, more ranks than
+    /// cores) and one rayon thread per rank (the machine has 2 cores).
+    fn launcher() -> Command {
         let open_mpi = Command::new("mpiexec")
             .arg("--version")
             .output()
@@ -76,9 +77,15 @@ mod with_mpi {
                 .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
                 .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
         }
+        c.env("RAYON_NUM_THREADS", "1");
+        c
+    }
+
+    /// `mpiexec -n ranks fabricopt ...`.
+    fn mpiexec(ranks: usize) -> Command {
+        let mut c = launcher();
         c.args(["-n", &ranks.to_string()])
-            .arg(env!("CARGO_BIN_EXE_fabricopt"))
-            .env("RAYON_NUM_THREADS", "1");
+            .arg(env!("CARGO_BIN_EXE_fabricopt"));
         c
     }
 
@@ -345,6 +352,50 @@ mod with_mpi {
         let reference = strip(succeed(binary(), &args));
         assert!(reference["points"][0]["routing_report"].is_object());
         assert_eq!(strip(succeed(mpiexec(2), &args)), reference);
+    }
+
+    #[test]
+    fn ranks_with_different_problem_files_are_refused() {
+        // Two ranks, each in its own folder with its own copy of the problem (as node-local
+        // copies would be): the same file name, one line more in the second.
+        let tmp = tempfile::tempdir().unwrap();
+        let text = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("problems/zdt1.toml"),
+        )
+        .unwrap();
+        let run = |second: &str| {
+            for (dir, body) in [("a", text.clone()), ("b", format!("{text}{second}"))] {
+                std::fs::create_dir_all(tmp.path().join(dir)).unwrap();
+                std::fs::write(tmp.path().join(dir).join("p.toml"), body).unwrap();
+            }
+            // mpiexec -n 1 -wdir a fabricopt ARGS : -n 1 -wdir b fabricopt ARGS
+            let mut command = launcher();
+            let args = ["search", "p.toml", "--quiet", "--no-checkpoint", "--out"];
+            let out_dir = tmp.path().join("out");
+            for (i, dir) in ["a", "b"].into_iter().enumerate() {
+                if i > 0 {
+                    command.arg(":");
+                }
+                command
+                    .args(["-n", "1", "-wdir"])
+                    .arg(tmp.path().join(dir))
+                    .arg(env!("CARGO_BIN_EXE_fabricopt"))
+                    .args(args)
+                    .arg(&out_dir);
+            }
+            command.output().unwrap()
+        };
+        let out = run("# another version\n");
+        assert!(!out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("do not run the same command"), "{err}");
+        // The same contents: a plain two-rank job.
+        let out = run("");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 
     #[test]

@@ -116,6 +116,7 @@ impl Job {
             root.gather_into(&mine);
         }
         if size > 1 {
+            check_same_inputs(&world, rank)?;
             if rank > 0 {
                 silence_standard_streams();
             }
@@ -151,6 +152,47 @@ impl Job {
             Place { rank, size },
         ))
     }
+}
+
+/// Every rank must run the same command on the same problem: compares a hash of each rank's
+/// arguments and of the problem files among them (`.toml`) with rank 0's, and refuses the job
+/// on every rank if one differs (a node-local copy of another version, say), since the ranks
+/// would then take different decisions. Other inputs (traffic matrices, imported topologies)
+/// are not compared: they must be on a shared file system (docs/scale-out.md).
+fn check_same_inputs(world: &SimpleCommunicator, rank: usize) -> anyhow::Result<()> {
+    use ::mpi::collective::SystemOperation;
+    let mut text = Vec::new();
+    for arg in std::env::args_os().skip(1) {
+        let path = std::path::PathBuf::from(&arg);
+        text.extend_from_slice(arg.as_encoded_bytes());
+        text.push(0);
+        if path.extension().is_some_and(|e| e == "toml") {
+            // An unreadable file hashes as its absence; the command reports it later.
+            text.extend(std::fs::read(&path).unwrap_or_default());
+            text.push(0);
+        }
+    }
+    let mine = text.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    let mut roots = mine;
+    world.process_at_rank(0).broadcast_into(&mut roots);
+    let differs = u8::from(mine != roots);
+    let mut any = 0u8;
+    world.all_reduce_into(&differs, &mut any, SystemOperation::max());
+    if differs == 1 {
+        eprintln!(
+            "fabricopt rank {rank}: its arguments or problem file differ from rank 0's: {:?}",
+            std::env::args().skip(1).collect::<Vec<_>>()
+        );
+    }
+    if any == 1 {
+        anyhow::bail!(
+            "the ranks do not run the same command on the same problem file (a rank's copy \
+             differs from rank 0's; put the problem on a file system every node shares)"
+        );
+    }
+    Ok(())
 }
 
 /// Sends the worker's standard output and error to /dev/null (rank 0 prints for the job),
