@@ -224,6 +224,16 @@ mod with_mpi {
         );
     }
 
+    /// A `simulate --json` report without the only field that may differ from run to run:
+    /// how long each point took.
+    fn report_without_times(out: Output) -> serde_json::Value {
+        let mut v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        for p in v["points"].as_array_mut().unwrap() {
+            p.as_object_mut().unwrap().remove("wall_seconds");
+        }
+        v
+    }
+
     #[test]
     fn a_sweep_gives_identical_points() {
         let args = [
@@ -238,20 +248,11 @@ mod with_mpi {
             "--no-bound",
             "--json",
         ];
-        let points = |out: Output| {
-            let mut v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-            let points = v["points"].as_array_mut().unwrap();
-            for p in points.iter_mut() {
-                // The only field that may differ: how long the point took.
-                p.as_object_mut().unwrap().remove("wall_seconds");
-            }
-            v
-        };
-        let reference = points(succeed(binary(), &args));
+        let reference = report_without_times(succeed(binary(), &args));
         assert_eq!(reference["points"].as_array().unwrap().len(), 5);
         for ranks in [2, 4] {
             assert_eq!(
-                points(succeed(mpiexec(ranks), &args)),
+                report_without_times(succeed(mpiexec(ranks), &args)),
                 reference,
                 "-n {ranks}"
             );
@@ -342,16 +343,9 @@ mod with_mpi {
             "--no-bound",
             "--json",
         ];
-        let strip = |out: Output| {
-            let mut v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-            for p in v["points"].as_array_mut().unwrap() {
-                p.as_object_mut().unwrap().remove("wall_seconds");
-            }
-            v
-        };
-        let reference = strip(succeed(binary(), &args));
+        let reference = report_without_times(succeed(binary(), &args));
         assert!(reference["points"][0]["routing_report"].is_object());
-        assert_eq!(strip(succeed(mpiexec(2), &args)), reference);
+        assert_eq!(report_without_times(succeed(mpiexec(2), &args)), reference);
     }
 
     #[test]
