@@ -259,37 +259,19 @@ mod with_mpi {
         }
     }
 
-    /// Waits for `child` at most `limit`; kills it and fails the test if it has not ended.
-    fn exit_within(mut child: std::process::Child, limit: Duration) -> std::process::ExitStatus {
-        let start = Instant::now();
-        loop {
-            if let Some(status) = child.try_wait().unwrap() {
-                return status;
-            }
-            if start.elapsed() > limit {
-                let _ = child.kill();
-                panic!("the job did not end within {limit:?}");
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
     #[test]
     fn a_panicking_worker_ends_the_job_within_seconds() {
         let tmp = tempfile::tempdir().unwrap();
         let out = tmp.path().join("out");
-        let child = mpiexec(2)
+        let mut command = mpiexec(2);
+        command
             .args(["search", "problems/exanest-8-16-4.toml", "--runs", "1"])
             .args(["--algorithm", "nsga2", "--quiet", "--out"])
             .arg(&out)
-            .env("FABRICOPT_MPI_INJECT_PANIC", "1")
-            .stdout(std::process::Stdio::null())
-            .stderr(std::fs::File::create(tmp.path().join("stderr")).unwrap())
-            .spawn()
-            .unwrap();
-        let status = exit_within(child, Duration::from_secs(10));
-        assert!(!status.success(), "{status:?}");
-        let stderr = std::fs::read_to_string(tmp.path().join("stderr")).unwrap();
+            .env("FABRICOPT_MPI_INJECT_PANIC", "1");
+        let done = common::run_within(command, 10);
+        assert!(!done.status.success(), "{:?}", done.status);
+        let stderr = String::from_utf8_lossy(&done.stderr);
         assert!(
             stderr.contains("fabricopt rank 1: ") && stderr.contains("injected by"),
             "{stderr}"
@@ -304,7 +286,8 @@ mod with_mpi {
         let tmp = tempfile::tempdir().unwrap();
         let out = tmp.path().join("out");
         std::fs::create_dir_all(out.join("nsga2-run1/checkpoint.json")).unwrap();
-        let child = mpiexec(4)
+        let mut command = mpiexec(4);
+        command
             .args(["search", "problems/exanest-8-16-1.toml", "--runs", "2"])
             .args([
                 "--algorithm",
@@ -314,14 +297,10 @@ mod with_mpi {
                 "--quiet",
                 "--out",
             ])
-            .arg(&out)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::fs::File::create(tmp.path().join("stderr")).unwrap())
-            .spawn()
-            .unwrap();
-        let status = exit_within(child, Duration::from_secs(60));
-        assert!(!status.success(), "{status:?}");
-        let stderr = std::fs::read_to_string(tmp.path().join("stderr")).unwrap();
+            .arg(&out);
+        let done = common::run_within(command, 60);
+        assert!(!done.status.success(), "{:?}", done.status);
+        let stderr = String::from_utf8_lossy(&done.stderr);
         assert!(stderr.contains("nsga2-run1/checkpoint.json"), "{stderr}");
     }
 

@@ -104,19 +104,10 @@ impl Job {
             );
         }
         let _ = MAIN_THREAD.set(std::thread::current().id());
-        let world = universe.world();
-        let rank = world.rank() as usize;
-        let size = world.size() as usize;
-        let mine = rayon::current_num_threads() as u64;
-        let root = world.process_at_rank(0);
-        let mut threads = vec![0u64; size];
-        if rank == 0 {
-            root.gather_into_root(&mine, &mut threads[..]);
-        } else {
-            root.gather_into(&mine);
-        }
+        let comm = Comm::new(universe.world());
+        let (rank, size) = (comm.rank, comm.size);
         if size > 1 {
-            check_same_inputs(&world, rank)?;
+            check_same_inputs(&comm.world, rank)?;
             if rank > 0 {
                 silence_standard_streams();
             }
@@ -136,15 +127,7 @@ impl Job {
                 std::process::abort();
             }));
         }
-        COMM.with_borrow_mut(|c| {
-            *c = Some(Comm {
-                world,
-                rank,
-                size,
-                threads: threads.iter().map(|&t| t as usize).collect(),
-                calls: 0,
-            })
-        });
+        COMM.with_borrow_mut(|c| *c = Some(comm));
         Ok((
             Job {
                 _universe: universe,
@@ -172,9 +155,7 @@ fn check_same_inputs(world: &SimpleCommunicator, rank: usize) -> anyhow::Result<
             text.push(0);
         }
     }
-    let mine = text.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    });
+    let mine = fnv1a(&text);
     let mut roots = mine;
     world.process_at_rank(0).broadcast_into(&mut roots);
     let differs = u8::from(mine != roots);
@@ -250,9 +231,13 @@ struct Call {
     items: u64,
 }
 
-/// FNV-1a: the same on every rank (std's hashers are not promised to be).
 fn site_hash(site: &str) -> u64 {
-    site.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+    fnv1a(site.as_bytes())
+}
+
+/// FNV-1a: the same on every rank (std's hashers are not promised to be).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     })
 }
@@ -337,6 +322,31 @@ fn chunk_len(remaining: usize, all_threads: usize, threads: usize) -> usize {
         .div_ceil(2 * all_threads.max(1))
         .max(threads.max(1))
         .min(remaining)
+}
+
+/// Evaluates items `start..start + count` on this rank's rayon threads, then sends
+/// `(start, results)` to the thread that called MPI (whose receiver lives until every chunk
+/// is in). `inject`: panic instead ([`INJECT_PANIC`]).
+fn evaluate_chunk<'s, T, R>(
+    scope: &rayon::Scope<'s>,
+    items: &'s [T],
+    f: &'s (dyn Fn(&T) -> R + Sync),
+    start: usize,
+    count: usize,
+    tx: &mpsc::Sender<(usize, Vec<R>)>,
+    inject: bool,
+) where
+    T: Sync,
+    R: Send + 's,
+{
+    let tx = tx.clone();
+    scope.spawn(move |_| {
+        if inject {
+            panic!("injected by {INJECT_PANIC} (a test of the job's end)");
+        }
+        let out = items[start..start + count].par_iter().map(f).collect();
+        let _ = tx.send((start, out));
+    });
 }
 
 /// The chunks `(rank, start, count)` to hand out now, items `next..n` being unassigned and
@@ -465,25 +475,9 @@ where
         .world
         .split_by_color(Color::with_value(group as i32))
         .expect("every rank has a colour");
-    let sub_rank = sub.rank() as usize;
-    let sub_size = sub.size() as usize;
-    let mine = rayon::current_num_threads() as u64;
-    let mut threads = vec![0u64; sub_size];
-    if sub_rank == 0 {
-        sub.process_at_rank(0)
-            .gather_into_root(&mine, &mut threads[..]);
-    } else {
-        sub.process_at_rank(0).gather_into(&mine);
-    }
-    COMM.with_borrow_mut(|c| {
-        *c = Some(Comm {
-            world: sub,
-            rank: sub_rank,
-            size: sub_size,
-            threads: threads.iter().map(|&t| t as usize).collect(),
-            calls: 0,
-        })
-    });
+    let sub = Comm::new(sub);
+    let (sub_rank, sub_size) = (sub.rank, sub.size);
+    COMM.with_borrow_mut(|c| *c = Some(sub));
     super::set_writer(sub_rank == 0);
     // This group's items, up to its first error (as one process stops at the first).
     let mut done: Vec<(u64, Result<R, String>)> = Vec::new();
@@ -516,6 +510,28 @@ fn with_comm_in_place<X>(body: impl FnOnce(&mut Comm) -> X) -> X {
 }
 
 impl Comm {
+    /// The communicator of `world` (the job's, or a group's), with every rank's rayon
+    /// threads gathered on its rank 0: a collective of its ranks.
+    fn new(world: SimpleCommunicator) -> Comm {
+        let rank = world.rank() as usize;
+        let size = world.size() as usize;
+        let mine = rayon::current_num_threads() as u64;
+        let mut threads = vec![0u64; size];
+        let root = world.process_at_rank(0);
+        if rank == 0 {
+            root.gather_into_root(&mine, &mut threads[..]);
+        } else {
+            root.gather_into(&mine);
+        }
+        Comm {
+            rank,
+            size,
+            threads: threads.iter().map(|&t| t as usize).collect(),
+            calls: 0,
+            world,
+        }
+    }
+
     /// After a spread: group leaders send their results to rank 0, which puts them in order
     /// and shares the whole (or the first error by item) with every rank.
     fn gather_spread<R: Serialize + DeserializeOwned>(
@@ -621,12 +637,7 @@ impl Comm {
                 for (rank, start, count) in hand_out(&mut in_flight, &mut next, n, &self.threads) {
                     progressed = true;
                     if rank == 0 {
-                        let tx = tx.clone();
-                        scope.spawn(move |_| {
-                            let out = items[start..start + count].par_iter().map(f).collect();
-                            // The receiver lives until every chunk is in.
-                            let _ = tx.send((start, out));
-                        });
+                        evaluate_chunk(scope, items, f, start, count, &tx, false);
                     } else {
                         self.world
                             .process_at_rank(rank as i32)
@@ -706,15 +717,8 @@ impl Comm {
                     }
                     match status.tag() {
                         TAG_TASK => {
-                            let tx = tx.clone();
                             let inject = injected_panic(self.rank);
-                            scope.spawn(move |_| {
-                                if inject {
-                                    panic!("injected by {INJECT_PANIC} (a test of the job's end)");
-                                }
-                                let out = items[start..start + count].par_iter().map(f).collect();
-                                let _ = tx.send((start, out));
-                            });
+                            evaluate_chunk(scope, items, f, start, count, &tx, inject);
                         }
                         TAG_END => break count,
                         tag => panic!("rank 0 sent an unexpected message (tag {tag}) in {site}"),
@@ -783,82 +787,5 @@ fn out_of_step(other: usize, site: &str, mine: Call, theirs: Call) -> ! {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn chunks_shrink_and_cover_the_batch() {
-        // Two ranks of one thread: 100 items go in shrinking chunks, every item once.
-        let mut remaining = 100;
-        let mut sizes = Vec::new();
-        while remaining > 0 {
-            let len = chunk_len(remaining, 2, 1);
-            sizes.push(len);
-            remaining -= len;
-        }
-        assert_eq!(sizes.iter().sum::<usize>(), 100);
-        assert_eq!(sizes[0], 25);
-        assert!(sizes.windows(2).all(|w| w[0] >= w[1]));
-        assert_eq!(*sizes.last().unwrap(), 1);
-        // A rank with 8 threads gets at least 8 items while that many are left.
-        assert_eq!(chunk_len(20, 16, 8), 8);
-        assert_eq!(chunk_len(5, 16, 8), 5);
-    }
-
-    #[derive(Debug, PartialEq, Serialize, serde::Deserialize)]
-    struct Point {
-        load: f64,
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        timeline: Vec<f64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        report: Option<serde_json::Value>,
-        tail: Option<String>,
-    }
-
-    #[test]
-    fn messages_keep_skipped_fields_and_special_floats() {
-        // A field left out before others (as `LoadPoint::timeline` before `routing_report`)
-        // must not shift them; NaN and the infinities come back as they went.
-        let points = vec![
-            Point {
-                load: f64::NAN,
-                timeline: Vec::new(),
-                report: Some(serde_json::json!({"decisions": 3})),
-                tail: Some("x".into()),
-            },
-            Point {
-                load: f64::INFINITY,
-                timeline: vec![f64::NEG_INFINITY, -0.0, 1e-310],
-                report: None,
-                tail: None,
-            },
-        ];
-        let back: Vec<Point> = decode(&encode(&points));
-        assert!(back[0].load.is_nan());
-        assert_eq!(back[0].report, points[0].report);
-        assert_eq!(back[0].tail, points[0].tail);
-        assert_eq!(back[1], points[1]);
-        assert_eq!(back[1].timeline[1].to_bits(), (-0.0f64).to_bits());
-    }
-
-    #[test]
-    fn every_rank_gets_a_chunk_before_any_gets_two() {
-        // As many items as ranks: one each, in one round.
-        let (mut held, mut next) = (vec![0; 4], 0);
-        let chunks = hand_out(&mut held, &mut next, 4, &[1; 4]);
-        assert_eq!(chunks, vec![(0, 0, 1), (1, 1, 1), (2, 2, 1), (3, 3, 1)]);
-        assert_eq!(held, vec![1; 4]);
-        // 100 items on two ranks: a chunk each, then the second (prefetched) one each.
-        let (mut held, mut next) = (vec![0; 2], 0);
-        let chunks = hand_out(&mut held, &mut next, 100, &[1, 1]);
-        assert_eq!(
-            chunks,
-            vec![(0, 0, 25), (1, 25, 19), (0, 44, 14), (1, 58, 11)]
-        );
-        assert_eq!((held, next), (vec![2, 2], 69));
-        // A rank that returned a chunk gets the next, smaller one.
-        let mut held = vec![1, 2];
-        let chunks = hand_out(&mut held, &mut next, 100, &[1, 1]);
-        assert_eq!(chunks, vec![(0, 69, 8)]);
-    }
-}
+#[path = "ranks_tests.rs"]
+mod tests;

@@ -37,20 +37,27 @@ pub(crate) fn error_line(args: &[&str]) -> String {
 /// nobody reads would block the child); standard error is returned.
 #[allow(dead_code)]
 pub(crate) fn fabricopt_within(args: &[&str], seconds: u64) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_fabricopt"));
+    command.args(args).current_dir(env!("CARGO_MANIFEST_DIR"));
+    run_within(command, seconds)
+}
+
+/// Runs `command` as [`fabricopt_within`] runs the binary: killed, and the test failed, if it
+/// has not ended within `seconds`; standard output discarded, standard error returned.
+#[allow(dead_code)]
+pub(crate) fn run_within(mut command: Command, seconds: u64) -> Output {
     use std::process::Stdio;
     use std::time::{Duration, Instant};
-    let mut child = Command::new(env!("CARGO_BIN_EXE_fabricopt"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+    let mut child = command
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("binary runs");
+        .expect("the command runs");
     let start = Instant::now();
     while child.try_wait().expect("waits").is_none() {
         if start.elapsed() > Duration::from_secs(seconds) {
             child.kill().ok();
-            panic!("{args:?} did not end within {seconds} s");
+            panic!("{command:?} did not end within {seconds} s");
         }
         std::thread::sleep(Duration::from_millis(20));
     }
