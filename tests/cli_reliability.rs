@@ -110,9 +110,10 @@ fn packets_longer_than_a_flit_counter_are_refused() {
     );
 }
 
-/// The throughput bound reads the traffic as a dense terminal-pair matrix: on the
-/// 114,582-terminal dragonfly (98 GiB) it is skipped with a warning saying why, not built
-/// until memory runs out; `--normalise bound`, which needs it, is an error.
+/// The throughput bound never builds the terminal-pair matrix (98 GiB on the 114,582-terminal
+/// dragonfly) but searches shortest paths from every router over every channel: on that
+/// dragonfly it is skipped with a warning saying why; `--normalise bound`, which needs it, is
+/// an error.
 #[test]
 fn a_bound_larger_than_the_machine_is_skipped_with_a_warning() {
     let dir = tempfile::tempdir().unwrap();
@@ -126,8 +127,8 @@ fn a_bound_larger_than_the_machine_is_skipped_with_a_warning() {
     let line = error_line(&["simulate", path.to_str().unwrap(), "--normalise", "bound"]);
     assert!(
         line.contains(
-            "--normalise bound: traffic: the traffic of 114582 terminals as a 114582 x 114582 \
-             demand matrix takes 97.8 GiB, more than half this machine's"
+            "--normalise bound: topology: 8814 routers x 334932 channels is too large for the \
+             routing bound (at most 500000000)"
         ),
         "{line}"
     );

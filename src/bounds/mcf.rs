@@ -126,6 +126,62 @@ fn tree_flow(
     }
 }
 
+/// Flow per channel when every source sends its demand along its shortest-path tree under
+/// `len`. The trees are grown in parallel, a block of sources at a time, and added in source
+/// order: the same sums whatever the thread count, in memory for one block's flows.
+fn tree_loads(net: &Network, len: &[f64], sources: &[(usize, Vec<(usize, f64)>)]) -> Vec<f64> {
+    const BLOCK: usize = 64;
+    let mut load = vec![0.0; net.chans.len()];
+    for block in sources.chunks(BLOCK) {
+        let flows: Vec<Vec<(usize, f64)>> = block
+            .par_iter()
+            .map(|(s, dests)| {
+                let (_, parent, order) = dijkstra(net, len, *s, dests);
+                let mut dest_rate = vec![0.0; net.n];
+                for &(d, rate) in dests {
+                    dest_rate[d] = rate;
+                }
+                let mut flow = Vec::new();
+                tree_flow(net, &parent, &order, &dest_rate, &mut flow);
+                flow
+            })
+            .collect();
+        for flow in flows {
+            for (e, f) in flow {
+                load[e] += f;
+            }
+        }
+    }
+    load
+}
+
+/// The max channel utilisation of an admissible routing: every router pair's demand on one
+/// path of the shortest-path tree of its source, the fewer-hop trees (lengths
+/// `1 / bandwidth`) or the lower-latency ones (lengths `latency / bandwidth`), whichever loads
+/// the network less. An upper bound on the optimum that [`super::routing_bound`] bounds from
+/// below. Both are needed: on a dragonfly the fewest hops to a router of another group often
+/// cross two global channels (as many hops as local-global-local), which loads the global
+/// channels twice as much as minimal routing, while a torus with slow wrap-around links is
+/// best routed by hops. Time: two shortest-path searches per source router, in parallel.
+pub(crate) fn feasible_load(topo: &Topology, demand: &RouterDemand) -> Result<f64> {
+    let net = Network::new(topo);
+    check_demand(topo, &net, demand)?;
+    let sources: Vec<(usize, Vec<(usize, f64)>)> = demand_by_source(demand)
+        .into_iter()
+        .enumerate()
+        .filter(|(_, d)| !d.is_empty())
+        .collect();
+    let hops: Vec<f64> = net.chans.iter().map(|c| 1.0 / c.cap).collect();
+    let latency: Vec<f64> = net
+        .chans
+        .iter()
+        .map(|c| f64::from(topo.links[c.channel / 2].params.latency.max(1)) / c.cap)
+        .collect();
+    let by_hops = max_utilisation(&net, &tree_loads(&net, &hops, &sources));
+    let by_latency = max_utilisation(&net, &tree_loads(&net, &latency, &sources));
+    Ok(by_hops.min(by_latency))
+}
+
 /// Certified lower bound on the optimum max load from lengths `len` (see the module doc).
 pub(super) fn dual_bound(
     net: &Network,
@@ -171,19 +227,7 @@ pub(crate) fn routing_bound_approx(
 
     // Minimum-hop trees give a first routing; its max load scales the demand so that the
     // optimum is at most 1, the regime where the length updates make progress per phase.
-    let mut load = vec![0.0; m];
-    for (s, dests) in &sources {
-        let (_, parent, order) = dijkstra(&net, &len, *s, dests);
-        dest_rate.iter_mut().for_each(|r| *r = 0.0);
-        for &(d, rate) in dests {
-            dest_rate[d] = rate;
-        }
-        tree_flow(&net, &parent, &order, &dest_rate, &mut flow);
-        for &(e, f) in &flow {
-            load[e] += f;
-        }
-    }
-    let ub0 = max_utilisation(&net, &load);
+    let ub0 = max_utilisation(&net, &tree_loads(&net, &len, &sources));
     let mut upper = ub0;
     let mut lower = dual_bound(&net, &len, &sources);
     // The lengths that certify `lower`, where the final dual ascent starts.

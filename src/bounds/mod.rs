@@ -18,6 +18,8 @@ mod mcf;
 mod path_ipm;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_scale;
 
 use serde::Serialize;
 
@@ -29,7 +31,7 @@ use crate::topology::model::Endpoint;
 
 pub(crate) use colgen::{ColumnGenOptions, ColumnGeneration, column_generation};
 pub(crate) use lp::{LpSolver, candidate_bound_with, routing_bound_exact};
-pub(crate) use mcf::{ApproxOptions, routing_bound_approx};
+pub(crate) use mcf::{ApproxOptions, feasible_load, routing_bound_approx};
 
 /// Largest router count [`routing_bound`] solves exactly. The edge LP has (sources × channels)
 /// variables; with the default solver (Clarabel) it took 0.3 s on an 8x8 mesh and 2–4 s on a
@@ -168,24 +170,67 @@ pub(crate) fn demand_pairs(demand: &RouterDemand) -> usize {
     demand.demand.iter().filter(|&&d| d > 0.0).count()
 }
 
-/// Largest utilisation of a terminal channel (injection: a terminal's row sum, ejection: its
-/// column sum, over the link's bandwidth) for a terminal matrix in flits per cycle. No routing
-/// can avoid these loads, so `max(this, routing bound)` is still a lower bound on the max
-/// channel load; it binds when terminal links are slower than the network can deliver.
-pub(crate) fn terminal_load(topo: &Topology, matrix: &[Vec<f64>]) -> f64 {
-    let mut ejected = vec![0.0; topo.num_terminals()];
-    let mut worst: f64 = 0.0;
-    for (s, row) in matrix.iter().enumerate().take(topo.num_terminals()) {
-        let injected: f64 = row.iter().sum();
-        worst = worst.max(injected / topo.links[topo.terminals[s].link].params.bandwidth);
-        for (d, &r) in row.iter().enumerate().take(ejected.len()) {
-            ejected[d] += r;
-        }
+/// Largest utilisation of a terminal channel (injection: what a terminal sends, ejection:
+/// what it receives, over the link's bandwidth), from each terminal's flits per cycle. No
+/// routing can avoid these loads, so `max(this, routing bound)` is still a lower bound on the
+/// max channel load; it binds when terminal links are slower than the network can deliver.
+pub(crate) fn terminal_load(topo: &Topology, injected: &[f64], ejected: &[f64]) -> f64 {
+    topo.terminals
+        .iter()
+        .zip(injected.iter().zip(ejected))
+        .map(|(t, (i, e))| i.max(*e) / topo.links[t.link].params.bandwidth)
+        .fold(0.0, f64::max)
+}
+
+/// [`routing_bound`] where it matters above `floor`, a max load no routing avoids (the
+/// terminal channels'): when a shortest-path routing ([`feasible_load`]) already keeps every
+/// network channel at or below `floor`, so does the optimum, and `max(floor, optimum) = floor`
+/// exactly without solving anything (two shortest-path searches per source instead of an LP
+/// or hundreds of approximation phases).
+pub fn routing_bound_above(topo: &Topology, demand: &RouterDemand, floor: f64) -> Result<Above> {
+    let routing_load = feasible_load(topo, demand)?;
+    if routing_load <= floor {
+        return Ok(Above::AtMostFloor { routing_load });
     }
-    for (t, e) in topo.terminals.iter().zip(ejected) {
-        worst = worst.max(e / topo.links[t.link].params.bandwidth);
+    routing_bound(topo, demand).map(Above::Bound)
+}
+
+/// Largest (routers x directed router channels) for which the simulator computes the routing
+/// bound: every method runs at least one shortest-path search from each router over all the
+/// channels (the approximation hundreds of times). The 16,512-terminal dragonfly (2,064
+/// routers, 47,472 channels: 9.8e7) takes 0.45 s for the shortest-path routings and 28 s for
+/// the approximation on 2 cores; the 114,582-terminal one (8,814 routers, 334,932 channels:
+/// 2.95e9) would take 30x that per search round.
+pub const BOUND_WORK_LIMIT: u64 = 500_000_000;
+
+/// Refuses the routing bound on a network above [`BOUND_WORK_LIMIT`], saying why.
+pub fn check_bound_size(topo: &Topology) -> Result<()> {
+    let routers = topo.num_routers() as u64;
+    let channels = 2 * topo
+        .links
+        .iter()
+        .filter(|l| l.kind != crate::topology::model::LinkKind::Terminal)
+        .count() as u64;
+    if routers * channels > BOUND_WORK_LIMIT {
+        return Err(Error::field(
+            "topology",
+            format!(
+                "{routers} routers x {channels} channels is too large for the routing bound (at \
+                 most {BOUND_WORK_LIMIT}): it searches shortest paths from every router over \
+                 every channel, hundreds of times"
+            ),
+        ));
     }
-    worst
+    Ok(())
+}
+
+/// What [`routing_bound_above`] found.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Above {
+    /// The max network load of a shortest-path routing, at most the floor.
+    AtMostFloor { routing_load: f64 },
+    /// The routing bound (it may still be below the floor).
+    Bound(Bound),
 }
 
 /// A router-to-router channel.
@@ -228,6 +273,30 @@ impl Network {
             }
         }
         Network { n, chans, out }
+    }
+
+    /// Whether every router reaches every other (one search forwards and one backwards from
+    /// router 0, instead of one per source).
+    fn strongly_connected(&self) -> bool {
+        if self.n == 0 || !self.reachable(0).iter().all(|&r| r) {
+            return self.n == 0;
+        }
+        let mut into = vec![Vec::new(); self.n];
+        for c in &self.chans {
+            into[c.to].push(c.from);
+        }
+        let mut seen = vec![false; self.n];
+        seen[0] = true;
+        let mut stack = vec![0];
+        while let Some(v) = stack.pop() {
+            for &w in &into[v] {
+                if !seen[w] {
+                    seen[w] = true;
+                    stack.push(w);
+                }
+            }
+        }
+        seen.iter().all(|&r| r)
     }
 
     /// Routers reachable from `s` (BFS).
@@ -289,6 +358,9 @@ fn check_demand(topo: &Topology, net: &Network, demand: &RouterDemand) -> Result
                 demand.demand[i]
             ),
         ));
+    }
+    if net.strongly_connected() {
+        return Ok(());
     }
     for (s, dests) in demand_by_source(demand).iter().enumerate() {
         if dests.is_empty() {

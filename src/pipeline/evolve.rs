@@ -367,8 +367,6 @@ pub(crate) fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Res
     let params = p.simulation.resolve().map_err(in_file)?;
     let traffic = loaded.build_traffic(&topo, &params)?;
     let memory = crate::sim::machine_memory();
-    // Each pattern is read as a dense terminal-pair matrix below.
-    traffic.check_matrix_memory(memory).map_err(in_file)?;
     params.check_traffic(&traffic).map_err(in_file)?;
     if let Some(ioq) = &params.ioq {
         crate::sim::check_router(ioq, &topo).map_err(in_file)?;
@@ -381,7 +379,7 @@ pub(crate) fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Res
     let demands: Vec<RouterDemand> = normalised_demands(
         &topo,
         (0..p.traffic.len())
-            .map(|c| RouterDemand::from_terminal_matrix(&topo, &traffic.traffic_matrix(c)))
+            .map(|c| RouterDemand::from_aggregated(traffic.aggregated_demand(c, &topo)))
             .collect(),
     );
     let trained = trained_pairs(&demands);

@@ -10,7 +10,7 @@ use anyhow::{Context, Result, bail};
 use serde::Serialize;
 
 use super::check_output_file;
-use crate::bounds::{BoundKind, routing_bound, terminal_load};
+use crate::bounds::{Above, BoundKind, check_bound_size, routing_bound_above, terminal_load};
 use crate::export::plot::{Series, line_plot};
 use crate::problem_file::LoadedProblem;
 use crate::registry::routing::build_routing;
@@ -375,20 +375,19 @@ pub struct BoundReport {
 /// load where saturation becomes unavoidable is `nominal_load / max_load`.
 fn throughput_bound(setup: &Setup) -> Result<BoundReport> {
     let start = std::time::Instant::now();
-    setup.traffic.check_matrix_memory(sim::machine_memory())?;
-    let matrix = setup.traffic.traffic_matrix(0);
-    let demand = RouterDemand::from_terminal_matrix(&setup.topo, &matrix);
-    let b = routing_bound(&setup.topo, &demand)?;
+    check_bound_size(&setup.topo)?;
+    let aggregated = setup.traffic.aggregated_demand(0, &setup.topo);
     // Injection and ejection links are channels too; they bind when terminals are slower
-    // than the network (as on problems/dragonfly-1056-ur.toml).
-    let terminal = terminal_load(&setup.topo, &matrix);
-    let (max_load, kind, method) = if terminal > b.max_load {
-        (terminal, BoundKind::Exact, "terminal channels".to_string())
-    } else {
-        (b.max_load, b.kind, b.method)
+    // than the network (as on problems/dragonfly-1056-ur.toml), or as fast under uniform
+    // traffic on a network with the bandwidth to spare.
+    let terminal = terminal_load(&setup.topo, &aggregated.injected, &aggregated.ejected);
+    let total = aggregated.total();
+    let demand = RouterDemand::from_aggregated(aggregated);
+    let (max_load, kind, method) = match routing_bound_above(&setup.topo, &demand, terminal)? {
+        Above::Bound(b) if b.max_load > terminal => (b.max_load, b.kind, b.method),
+        _ => (terminal, BoundKind::Exact, "terminal channels".to_string()),
     };
     // Accepted throughput is averaged over all terminals, senders or not: so is the bound.
-    let total: f64 = matrix.iter().flatten().sum();
     let throughput = total / (setup.topo.num_terminals() as f64 * max_load);
     let load = setup.traffic.nominal_load(0) / max_load;
     Ok(BoundReport {

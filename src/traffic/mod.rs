@@ -14,6 +14,7 @@
 //! ```
 
 mod config;
+mod demand;
 mod matrix;
 pub(crate) mod patterns;
 mod process;
@@ -30,6 +31,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 pub use config::TrafficConfig;
+pub use demand::AggregatedDemand;
 pub(crate) use config::{MAX_PACKET_FLITS, apply_booksim_defaults, check_types};
 #[cfg(test)]
 use config::{PhaseConfig, parse_traffic_tables};
@@ -273,31 +275,9 @@ impl Traffic {
         self.classes[class].pattern.send_fraction(src as u32)
     }
 
-    /// Refuses [`Traffic::traffic_matrix`] when its dense terminals x terminals matrix would
-    /// take more than half of `memory` (the machine's, when known): on the 114,582-terminal
-    /// dragonfly it is 98 GiB, and building it used to run the machine out of memory.
-    pub(crate) fn check_matrix_memory(&self, memory: Option<u128>) -> Result<()> {
-        let t = u128::from(self.terminals);
-        let bytes = t * t * std::mem::size_of::<f64>() as u128;
-        match memory {
-            Some(memory) if bytes > memory / 2 => {
-                let gib = |b: u128| b as f64 / f64::from(1u32 << 30);
-                Err(Error::field(
-                    "traffic",
-                    format!(
-                        "the traffic of {t} terminals as a {t} x {t} demand matrix takes {:.1} \
-                         GiB, more than half this machine's {:.1} GiB",
-                        gib(bytes),
-                        gib(memory)
-                    ),
-                ))
-            }
-            _ => Ok(()),
-        }
-    }
-
-    /// Dense flits-per-cycle matrix of a class (`[src][dst]`), for small networks (see
-    /// [`Traffic::check_matrix_memory`]): the nominal load times the destination distribution.
+    /// Dense flits-per-cycle matrix of a class (`[src][dst]`), for small networks and tests
+    /// (terminals squared in memory; the bounds use [`Traffic::aggregated_demand`]): the
+    /// nominal load times the destination distribution.
     pub fn traffic_matrix(&self, class: usize) -> Vec<Vec<f64>> {
         let n = self.terminals as usize;
         let load = self.classes[class].nominal_load;

@@ -2,6 +2,7 @@
 //! they give (the analytical fitness of evolved tables, and the input of src/bounds/).
 
 use super::{RoutingTable, pair_index};
+use crate::traffic::AggregatedDemand;
 use crate::topology::Topology;
 
 /// Demand between ordered router pairs in flits per cycle, indexed by [`pair_index`].
@@ -29,6 +30,28 @@ impl RouterDemand {
         RouterDemand {
             num_routers: n,
             demand,
+        }
+    }
+
+    /// The inter-router part of a class's demand summed by router (its diagonal, traffic
+    /// that stays inside a router, dropped), reusing its storage: no terminal-pair matrix.
+    pub fn from_aggregated(demand: AggregatedDemand) -> Self {
+        let n = demand.num_routers;
+        let mut cells = demand.routers;
+        // In place: cell (a, b) moves to pair_index(n, a, b) <= a * n + b.
+        let mut next = 0;
+        for a in 0..n {
+            for b in 0..n {
+                if a != b {
+                    cells[next] = cells[a * n + b];
+                    next += 1;
+                }
+            }
+        }
+        cells.truncate(next);
+        RouterDemand {
+            num_routers: n,
+            demand: cells,
         }
     }
 

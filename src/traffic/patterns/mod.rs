@@ -49,6 +49,13 @@ pub trait DestinationPattern: fmt::Debug + Send + Sync {
     fn group_size(&self) -> u32 {
         0
     }
+
+    /// `Some(itself)` when every destination is equally likely (the source too when
+    /// `itself`): the demand then has a closed form by router, with no pass over the
+    /// terminal pairs (`Traffic::aggregated_demand`).
+    fn uniform_over_all(&self) -> Option<bool> {
+        None
+    }
 }
 
 /// The exact probability of each destination of one creation at `src`, sorted by

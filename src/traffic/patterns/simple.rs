@@ -191,6 +191,10 @@ impl DestinationPattern for Uniform {
             (0..n).filter(|&d| d != src).map(|d| (d, p)).collect()
         }
     }
+
+    fn uniform_over_all(&self) -> Option<bool> {
+        Some(self.itself)
+    }
 }
 
 impl DestinationPattern for Table {

@@ -109,7 +109,8 @@ enum Decoding {
 /// Refuses a table search whose candidate set would exceed `MAX_PATHS` (`trained` pairs get
 /// 2^bits candidates, the others their DOR path as shared next hops) or `MAX_TABLE_ROUTERS`
 /// (called with 0 before anything sized by router pairs is built, then with the training
-/// pairs). The training traffic's demand matrices are checked by `Traffic::check_matrix_memory`.
+/// pairs). The training traffic's demand, summed by router, is then at most 8 bytes per router
+/// pair (`Traffic::aggregated_demand`).
 pub(crate) fn check_table_search_size(topo: &Topology, bits: u32, trained: usize) -> Result<()> {
     crate::routing::table::candidates::check_set_size(
         topo.num_routers(),
