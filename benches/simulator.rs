@@ -11,7 +11,14 @@ fn cases(c: &mut Criterion) {
     for (name, text) in CASES {
         let setup = case_setup(name, text).expect("bundled case builds");
         // Every sample starts from a freshly warmed-up engine, so it measures steady state.
-        let cycles: u64 = if name.starts_with("mesh") { 5_000 } else { 500 };
+        // About a second of simulation each (the 16,512-node case runs ~100 cycles/s).
+        let cycles: u64 = if name.starts_with("mesh") {
+            5_000
+        } else if name.contains("16512") {
+            100
+        } else {
+            500
+        };
         group.throughput(Throughput::Elements(cycles));
         group.bench_function(*name, |b| {
             b.iter_batched_ref(

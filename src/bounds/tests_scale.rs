@@ -74,9 +74,15 @@ fn demand_by_router_matches_the_terminal_matrix() {
         let (demand, terminal) = quadratic(topo, &tr);
         let aggregated = tr.aggregated_demand(0, topo);
         let total: f64 = tr.traffic_matrix(0).iter().flatten().sum();
-        assert!((aggregated.total() - total).abs() <= 1e-12 * total, "{name}");
+        assert!(
+            (aggregated.total() - total).abs() <= 1e-12 * total,
+            "{name}"
+        );
         let t = terminal_load(topo, &aggregated.injected, &aggregated.ejected);
-        assert!((t - terminal).abs() <= 1e-12 * terminal, "{name}: {t} vs {terminal}");
+        assert!(
+            (t - terminal).abs() <= 1e-12 * terminal,
+            "{name}: {t} vs {terminal}"
+        );
         let linear = RouterDemand::from_aggregated(aggregated);
         assert_close(&linear.demand, &demand.demand, &name);
     }
@@ -107,7 +113,10 @@ fn a_shortest_path_routing_bounds_the_optimum_from_above() {
     let routing_load = feasible_load(&topo, &demand).unwrap();
     assert!((routing_load - 68.0 / 71.0).abs() < 1e-12, "{routing_load}");
     let optimum = routing_bound(&topo, &demand).unwrap().max_load;
-    assert!(optimum <= routing_load * (1.0 + 1e-7), "{optimum} > {routing_load}");
+    assert!(
+        optimum <= routing_load * (1.0 + 1e-7),
+        "{optimum} > {routing_load}"
+    );
     // The terminal channels (load 1) bind: no solve needed.
     assert_eq!(
         routing_bound_above(&topo, &demand, 1.0).unwrap(),
@@ -151,6 +160,9 @@ fn the_bound_on_5256_terminals_agrees_with_the_quadratic_method() {
     // Minimal routing loads each global channel with 72 x 72 pairs and each local one with
     // 6 x 6 + 2 x 6 x 6 x 72 = 5,220 pairs of 0.2 / 5,255: below the terminals' 0.2.
     let routing_load = feasible_load(&topo, &linear_demand).unwrap();
-    assert!((routing_load - 5220.0 * 0.2 / 5255.0).abs() < 1e-12, "{routing_load}");
+    assert!(
+        (routing_load - 5220.0 * 0.2 / 5255.0).abs() < 1e-12,
+        "{routing_load}"
+    );
     assert!(quadratic.max_load <= routing_load * (1.0 + 1e-9));
 }

@@ -27,6 +27,10 @@ pub const CASES: &[(&str, &str)] = &[
         "dragonfly1056-min-uniform-0.2-ioq",
         include_str!("../../problems/bench/dragonfly1056-min-uniform-0.2-ioq.toml"),
     ),
+    (
+        "dragonfly16512-min-uniform-0.2",
+        include_str!("../../problems/bench/dragonfly16512-min-uniform-0.2.toml"),
+    ),
 ];
 
 #[derive(Args, Debug)]

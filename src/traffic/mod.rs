@@ -31,10 +31,10 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 pub use config::TrafficConfig;
-pub use demand::AggregatedDemand;
 pub(crate) use config::{MAX_PACKET_FLITS, apply_booksim_defaults, check_types};
 #[cfg(test)]
 use config::{PhaseConfig, parse_traffic_tables};
+pub use demand::AggregatedDemand;
 pub(crate) use process::SourceState;
 
 use config::{ClassSpec, InjectionSpec, LoadSpec};

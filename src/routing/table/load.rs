@@ -2,8 +2,8 @@
 //! they give (the analytical fitness of evolved tables, and the input of src/bounds/).
 
 use super::{RoutingTable, pair_index};
-use crate::traffic::AggregatedDemand;
 use crate::topology::Topology;
+use crate::traffic::AggregatedDemand;
 
 /// Demand between ordered router pairs in flits per cycle, indexed by [`pair_index`].
 /// Traffic between terminals of the same router never enters the network and is dropped.

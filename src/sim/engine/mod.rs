@@ -230,10 +230,20 @@ impl Routing<'_> {
     }
 }
 
+/// Input VCs above which a network's state is "large" (about 4 MB of input VC records, more
+/// than the L2 cache of the machines we measure on, and the rest of the state with it).
+const LARGE_STATE_VCS: usize = 1 << 17;
+
 /// The routers that hold flits: the only ones visited in a cycle.
 struct ActiveRouters {
     list: Vec<u32>,
     is_active: Vec<bool>,
+    /// Large networks visit their routers in router order, prefetching ahead
+    /// (`RouterModel::prefetch_router`): their state is far larger than the cache, and in
+    /// address order it streams through it (the 16,512-node dragonfly: about +40% cycles/s).
+    /// Small ones visit them in activation order: their state stays in the cache, and
+    /// sorting and prefetching would only add work (-20% on the 8x8 mesh).
+    in_router_order: bool,
 }
 
 impl ActiveRouters {
@@ -498,8 +508,20 @@ impl<'a, R: RouterModel> Engine<'a, R> {
         self.generate_traffic();
         self.inject();
         let mut active = std::mem::take(&mut self.active_routers.list);
-        for &r in &active {
-            R::run_router(self, r as usize);
+        if self.active_routers.in_router_order {
+            active.sort_unstable();
+            for i in 0..active.len() {
+                for ahead in 1..=3 {
+                    if let Some(&next) = active.get(i + ahead) {
+                        R::prefetch_router(self, next as usize, ahead);
+                    }
+                }
+                R::run_router(self, active[i] as usize);
+            }
+        } else {
+            for &r in &active {
+                R::run_router(self, r as usize);
+            }
         }
         let (router, is_active) = (&self.router, &mut self.active_routers.is_active);
         active.retain(|&r| {

@@ -20,7 +20,8 @@
 //! - `build`: its empty state;
 //! - arrivals: `credit_arrived` for a credit returning to a router's counter,
 //!   `flit_arrived` for a flit reaching a router input (the model buffers it, and puts the
-//!   router on `engine.active_routers` when it has work), `prefetch_input` as a cache hint;
+//!   router on `engine.active_routers` when it has work), `prefetch_input` and
+//!   `prefetch_router` as cache hints;
 //! - the pipeline: `run_router`, called every cycle for every active router, runs the
 //!   model's stages in its own order and timing: `compute_route` (calls
 //!   `engine.routing.session.route` with a `CongestionView` of the model's state),
@@ -65,6 +66,14 @@ pub trait RouterModel: Sized {
     /// Starts loading what `flit_arrived` will touch for global input VC `input_vc` (a hint:
     /// the arrivals of a cycle are known in advance).
     fn prefetch_input(&self, input_vc: usize);
+
+    /// Starts loading what `run_router` will touch for `router`, `ahead` routers before it
+    /// runs (3, 2, then 1: each step reads what the one before loaded). A hint: the default
+    /// does nothing.
+    #[inline(always)]
+    fn prefetch_router(engine: &Engine<'_, Self>, router: usize, ahead: usize) {
+        let _ = (engine, router, ahead);
+    }
 
     /// Flit `flit` arrives on VC `vc` at the router input `dest`.
     fn flit_arrived(engine: &mut Engine<'_, Self>, dest: ChannelDestination, vc: u32, flit: Flit);
