@@ -91,7 +91,7 @@ impl<'a, R: RouterModel> Engine<'a, R> {
             Switching::VirtualCutThrough => u64::MAX,
         };
         let router = R::build(&net, &ports, &params, cut_through);
-        let in_router_order = ports.links.len() * num_vcs > super::LARGE_STATE_VCS;
+        let large_state = ports.links.len() * num_vcs > super::LARGE_STATE_VCS;
         let terminals = Terminals::new(&net, &params, &traffic, topo.num_terminals());
         let stats = Collector::new(
             traffic.num_classes(),
@@ -118,8 +118,8 @@ impl<'a, R: RouterModel> Engine<'a, R> {
             active_routers: ActiveRouters {
                 list: Vec::new(),
                 is_active: vec![false; topo.num_routers()],
-                in_router_order,
             },
+            large_state,
             router,
             counters: Counters::default(),
             stats,

@@ -263,7 +263,17 @@ impl<R: RouterModel> Engine<'_, R> {
         let now = self.now;
         let bucket = self.terminals.calendar.due(now);
         let mut out = std::mem::take(&mut self.terminals.new_packets);
-        for w in 0..self.terminals.calendar.words {
+        let words = self.terminals.calendar.words;
+        for w in 0..words {
+            if self.large_state && w + 1 < words {
+                // The sources due next (about 400 bytes each, mostly random-number state).
+                let mut next = self.terminals.calendar.bits[bucket + w + 1];
+                while next != 0 {
+                    let src = (w + 1) * 64 + next.trailing_zeros() as usize;
+                    next &= next - 1;
+                    prefetch_lines(&self.terminals.sources, src);
+                }
+            }
             // Sources processed now are rescheduled at later cycles, never into this bucket.
             let mut bits = std::mem::take(&mut self.terminals.calendar.bits[bucket + w]);
             while bits != 0 {
