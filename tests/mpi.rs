@@ -230,6 +230,7 @@ mod with_mpi {
         let mut v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         for p in v["points"].as_array_mut().unwrap() {
             p.as_object_mut().unwrap().remove("wall_seconds");
+            p.as_object_mut().unwrap().remove("setup_seconds");
         }
         v
     }

@@ -175,6 +175,7 @@ fn q_adaptive_runs_are_deterministic() {
         s.seed = seed;
         let mut p = point(&s, 0.02);
         p.wall_seconds = 0.0;
+        p.setup_seconds = 0.0;
         p
     };
     let a = run(5);

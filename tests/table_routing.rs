@@ -284,6 +284,7 @@ fn the_dor_table_in_plain_mode_reproduces_dor_exactly() {
                 let mut p =
                     sim::simulate_point(&t, r, traffic(&t, pattern, load, 4), &params, 5, load);
                 p.wall_seconds = 0.0;
+                p.setup_seconds = 0.0;
                 p
             };
             let (a, b) = (run(dor.as_ref()), run(&plain));

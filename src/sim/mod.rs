@@ -87,7 +87,10 @@ pub struct LoadPoint {
     pub classes: Vec<ClassStats>,
     pub cycles: u64,
     pub flit_hops: u64,
+    /// Seconds of the whole point: engine construction, pre-training runs and the run.
     pub wall_seconds: f64,
+    /// Seconds the measured run's engine took to build (part of `wall_seconds`).
+    pub setup_seconds: f64,
     pub counters: Counters,
     /// Latency per `timeline_window` cycles over the measured run (when asked for).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -139,7 +142,9 @@ fn simulate_point_on<R: engine::RouterModel>(
             s.set_learning(false);
         }
     }
+    let built = Instant::now();
     let mut engine = engine_for::<R>(topo, routing, session, &traffic, params, seed);
+    let setup_seconds = built.elapsed().as_secs_f64();
     if params.timeline_window > 0 {
         engine.enable_timeline(params.timeline_window);
     }
@@ -193,6 +198,7 @@ fn simulate_point_on<R: engine::RouterModel>(
         cycles: engine.now(),
         flit_hops: engine.counters.flit_hops,
         wall_seconds,
+        setup_seconds,
         counters: engine.counters.clone(),
         timeline: engine.take_timeline(),
         routing_report: engine.session().report(),

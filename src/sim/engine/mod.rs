@@ -379,6 +379,14 @@ impl<'a, R: RouterModel> Engine<'a, R> {
         self.routing.session
     }
 
+    /// Visits the active routers in router order with prefetching (`true`, what networks of
+    /// more than `LARGE_STATE_VCS` input VCs do) or in the order they came to hold flits
+    /// (`false`), whatever the network's size. For tests and measurements: routings that draw
+    /// no random numbers give the same results either way.
+    pub fn set_router_order(&mut self, in_router_order: bool) {
+        self.large_state = in_router_order;
+    }
+
     /// Keeps a record of every delivered packet (tests, traces, per-pair analysis).
     pub fn enable_log(&mut self) {
         self.log.get_or_insert_with(Vec::new);
