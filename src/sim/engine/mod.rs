@@ -117,6 +117,19 @@ fn prefetch_lines<T>(items: &[T], i: usize) {
     let _ = (items, i);
 }
 
+/// [`prefetch`] for every cache line of `items[range]` (clipped to the slice).
+#[inline(always)]
+fn prefetch_range<T>(items: &[T], range: std::ops::Range<usize>) {
+    let items = &items[range.start.min(items.len())..range.end.min(items.len())];
+    let size = std::mem::size_of::<T>().max(1);
+    for i in (0..items.len()).step_by((64 / size).max(1)) {
+        prefetch(items, i);
+    }
+    if let Some(last) = items.len().checked_sub(1) {
+        prefetch(items, last);
+    }
+}
+
 /// A packet in flight, in one cache line (the packet table is large and read at random).
 #[derive(Clone, Copy, Debug)]
 #[repr(align(64))]

@@ -130,19 +130,27 @@ impl RouterModel for InputQueuedRouter {
         prefetch(&self.input_vcs.records, input_vc);
     }
 
-    /// Three routers ahead its bit set of non-empty input VCs, two ahead the records of those
-    /// VCs, one ahead what their stage reads next: the front flit's packet (route computation
-    /// of an idle VC) or the output VC's credits (an active one). These were the three
-    /// stalls of the 16,512-node dragonfly, whose state is larger than the L3 cache.
+    /// Three routers ahead its bit set of non-empty input VCs and its output VCs, two ahead
+    /// the records of those VCs, one ahead what their stage reads next: the front flit's
+    /// packet (route computation of an idle VC) or the output VC's credits (an active one).
+    /// These were the stalls of the 16,512-node dragonfly, whose state is larger than the L3
+    /// cache.
     #[inline(always)]
     fn prefetch_router(engine: &Engine<'_, Self>, router: usize, ahead: usize) {
         let vcs = &engine.router.input_vcs;
         let words = vcs.words_per_router;
+        let at = &engine.ports.routers[router];
+        let base = at.first_vc;
         if ahead >= 3 {
             prefetch(&vcs.nonempty, router * words);
+            // All its output VCs (a few cache lines): VC allocation reads those of the
+            // candidates of heads routed only while the router runs.
+            prefetch_range(
+                &engine.router.output_vcs.records,
+                base..base + at.num_local_vcs as usize,
+            );
             return;
         }
-        let base = engine.ports.routers[router].first_vc;
         for w in 0..words {
             let mut bits = vcs.nonempty[router * words + w];
             while bits != 0 {
