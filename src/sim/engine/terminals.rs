@@ -264,6 +264,7 @@ impl<R: RouterModel> Engine<'_, R> {
         let bucket = self.terminals.calendar.due(now);
         let mut out = std::mem::take(&mut self.terminals.new_packets);
         let words = self.terminals.calendar.words;
+        let classes = self.traffic.num_classes();
         for w in 0..words {
             if self.large_state && w + 1 < words {
                 // The sources due next (about 400 bytes each, mostly random-number state).
@@ -272,6 +273,9 @@ impl<R: RouterModel> Engine<'_, R> {
                     let src = (w + 1) * 64 + next.trailing_zeros() as usize;
                     next &= next - 1;
                     prefetch_lines(&self.terminals.sources, src);
+                    // The NIC its packet queues at (sources are numbered terminal-major,
+                    // one per terminal and class).
+                    prefetch(&self.terminals.nics, src / classes);
                 }
             }
             // Sources processed now are rescheduled at later cycles, never into this bucket.
