@@ -155,6 +155,22 @@ fn tree_loads(net: &Network, len: &[f64], sources: &[(usize, Vec<(usize, f64)>)]
     load
 }
 
+/// The routers that send, each with its (destination, rate) list.
+type Sources = Vec<(usize, Vec<(usize, f64)>)>;
+
+/// The router network of `topo` and its [`Sources`] under `demand`, after checking that the
+/// demand fits the network.
+fn network_and_sources(topo: &Topology, demand: &RouterDemand) -> Result<(Network, Sources)> {
+    let net = Network::new(topo);
+    check_demand(topo, &net, demand)?;
+    let sources = demand_by_source(demand)
+        .into_iter()
+        .enumerate()
+        .filter(|(_, d)| !d.is_empty())
+        .collect();
+    Ok((net, sources))
+}
+
 /// The max channel utilisation of an admissible routing: every router pair's demand on one
 /// path of the shortest-path tree of its source, the fewer-hop trees (lengths
 /// `1 / bandwidth`) or the lower-latency ones (lengths `latency / bandwidth`), whichever loads
@@ -164,13 +180,7 @@ fn tree_loads(net: &Network, len: &[f64], sources: &[(usize, Vec<(usize, f64)>)]
 /// channels twice as much as minimal routing, while a torus with slow wrap-around links is
 /// best routed by hops. Time: two shortest-path searches per source router, in parallel.
 pub(crate) fn feasible_load(topo: &Topology, demand: &RouterDemand) -> Result<f64> {
-    let net = Network::new(topo);
-    check_demand(topo, &net, demand)?;
-    let sources: Vec<(usize, Vec<(usize, f64)>)> = demand_by_source(demand)
-        .into_iter()
-        .enumerate()
-        .filter(|(_, d)| !d.is_empty())
-        .collect();
+    let (net, sources) = network_and_sources(topo, demand)?;
     let hops: Vec<f64> = net.chans.iter().map(|c| 1.0 / c.cap).collect();
     let latency: Vec<f64> = net
         .chans
@@ -208,13 +218,7 @@ pub(crate) fn routing_bound_approx(
     demand: &RouterDemand,
     opts: &ApproxOptions,
 ) -> Result<Bound> {
-    let net = Network::new(topo);
-    check_demand(topo, &net, demand)?;
-    let sources: Vec<(usize, Vec<(usize, f64)>)> = demand_by_source(demand)
-        .into_iter()
-        .enumerate()
-        .filter(|(_, d)| !d.is_empty())
-        .collect();
+    let (net, sources) = network_and_sources(topo, demand)?;
     let method = "Garg-Könemann multicommodity flow".to_string();
     if sources.is_empty() {
         return Ok(Bound::new(0.0, BoundKind::Exact, method));
