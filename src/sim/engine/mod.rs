@@ -535,7 +535,14 @@ impl<'a, R: RouterModel> Engine<'a, R> {
         self.channels.credits[slot] = credit_events;
         let mut flit_events = std::mem::take(&mut self.channels.flits[slot]);
         // Indexed loop: each arrival prefetches for the one `PREFETCH_AHEAD` events later.
+        let large_state = self.large_state;
         for i in 0..flit_events.len() {
+            if large_state {
+                // Where the arrival after next delivers is itself a miss on a large network.
+                if let Some(further) = flit_events.get(i + 2 * PREFETCH_AHEAD) {
+                    prefetch(&self.channels.destinations, further.channel as usize);
+                }
+            }
             if let Some(ahead) = flit_events.get(i + PREFETCH_AHEAD) {
                 self.prefetch_arrival(ahead);
             }

@@ -130,11 +130,11 @@ impl RouterModel for InputQueuedRouter {
         prefetch(&self.input_vcs.records, input_vc);
     }
 
-    /// Three routers ahead its bit set of non-empty input VCs and its output VCs, two ahead
-    /// the records of those VCs, one ahead what their stage reads next: the front flit's
-    /// packet (route computation of an idle VC) or the output VC's credits (an active one).
-    /// These were the stalls of the 16,512-node dragonfly, whose state is larger than the L3
-    /// cache.
+    /// Three routers ahead its bit set of non-empty input VCs, its output VCs and its ports,
+    /// two ahead the records of those VCs, one ahead what their stage reads next: the front
+    /// flit's packet (route computation of an idle VC) or the output VC's credits (an active
+    /// one). These were the stalls of the 16,512-node dragonfly, whose state is larger than
+    /// the L3 cache.
     #[inline(always)]
     fn prefetch_router(engine: &Engine<'_, Self>, router: usize, ahead: usize) {
         let vcs = &engine.router.input_vcs;
@@ -149,6 +149,10 @@ impl RouterModel for InputQueuedRouter {
                 &engine.router.output_vcs.records,
                 base..base + at.num_local_vcs as usize,
             );
+            // And its ports: their channel state (switch requests, traversal) and timing.
+            let ports = at.first_port..at.first_port + at.num_ports as usize;
+            prefetch_range(&engine.router.port_state, ports.clone());
+            prefetch_range(&engine.ports.links, ports);
             return;
         }
         for w in 0..words {
