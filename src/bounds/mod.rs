@@ -278,25 +278,31 @@ impl Network {
     /// Whether every router reaches every other (one search forwards and one backwards from
     /// router 0, instead of one per source).
     fn strongly_connected(&self) -> bool {
-        if self.n == 0 || !self.reachable(0).iter().all(|&r| r) {
-            return self.n == 0;
-        }
-        let mut into = vec![Vec::new(); self.n];
-        for c in &self.chans {
-            into[c.to].push(c.from);
-        }
-        let mut seen = vec![false; self.n];
-        seen[0] = true;
-        let mut stack = vec![0];
-        while let Some(v) = stack.pop() {
-            for &w in &into[v] {
-                if !seen[w] {
-                    seen[w] = true;
-                    stack.push(w);
+        let all = |seen: Vec<bool>| seen.into_iter().all(|r| r);
+        self.n == 0 || (all(self.reachable(0)) && all(self.reversed().reachable(0)))
+    }
+
+    /// The same routers with every channel turned around.
+    fn reversed(&self) -> Network {
+        let mut out = vec![Vec::new(); self.n];
+        let chans = self
+            .chans
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                out[c.to].push(i);
+                Chan {
+                    from: c.to,
+                    to: c.from,
+                    ..*c
                 }
-            }
+            })
+            .collect();
+        Network {
+            n: self.n,
+            chans,
+            out,
         }
-        seen.iter().all(|&r| r)
     }
 
     /// Routers reachable from `s` (BFS).

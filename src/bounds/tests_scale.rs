@@ -5,15 +5,9 @@ use std::path::Path;
 
 use super::*;
 use crate::routing::table::pair_index;
-use crate::topology::TopologyConfig;
 use crate::traffic::{Traffic, TrafficConfig};
 
-fn topology(spec: &str) -> Topology {
-    TopologyConfig::parse_spec(spec)
-        .unwrap()
-        .build(Path::new("."), 1)
-        .unwrap()
-}
+use crate::topology::spec::test_topology as topology;
 
 fn traffic(topo: &Topology, cfg: TrafficConfig) -> Traffic {
     Traffic::build(&[cfg], topo, 3, Path::new(".")).unwrap()

@@ -366,20 +366,14 @@ impl QModel for QRoutingModel {
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
 
     use rand::SeedableRng;
 
     use super::*;
     use crate::routing::paths::FreeNetwork;
-    use crate::topology::{Endpoint, TopologyConfig};
+    use crate::topology::Endpoint;
 
-    fn topo(spec: &str) -> Topology {
-        TopologyConfig::parse_spec(spec)
-            .unwrap()
-            .build(Path::new("."), 1)
-            .unwrap()
-    }
+    use crate::topology::spec::test_topology as topo;
 
     fn params(epsilon: f64, max_hops: Option<usize>) -> QRoutingParams {
         QRoutingParams {

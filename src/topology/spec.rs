@@ -249,6 +249,17 @@ impl TopologyConfig {
     }
 }
 
+/// The topology of a command-line spec string such as `mesh:4x4` (tests of every module).
+///
+/// # Panics
+/// If the spec is refused: a mistake in the test.
+#[cfg(test)]
+pub(crate) fn test_topology(spec: &str) -> Topology {
+    TopologyConfig::parse_spec(spec)
+        .and_then(|config| config.build(Path::new("."), 1))
+        .unwrap_or_else(|e| panic!("test topology `{spec}`: {e}"))
+}
+
 /// A link latency: `field`'s value, 1 cycle by default, at most [`MAX_LATENCY`].
 pub(crate) fn check_latency(field: &str, value: Option<u32>) -> Result<u32> {
     let latency = value.unwrap_or(1);

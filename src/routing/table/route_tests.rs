@@ -8,14 +8,9 @@ use rand::SeedableRng;
 use super::*;
 use crate::routing::cartesian::{CartesianAlgorithm, CartesianRouting};
 use crate::routing::paths::packet;
-use crate::topology::{Endpoint, TopologyConfig};
+use crate::topology::Endpoint;
 
-fn topo(spec: &str) -> Topology {
-    TopologyConfig::parse_spec(spec)
-        .unwrap()
-        .build(Path::new("."), 1)
-        .unwrap()
-}
+use crate::topology::spec::test_topology as topo;
 
 fn dor_table(t: &Topology, vcs: usize) -> RoutingTable {
     let dor = CartesianRouting::new(CartesianAlgorithm::Dor, t, vcs).unwrap();

@@ -101,33 +101,23 @@ fn prefetch<T>(items: &[T], i: usize) {
     let _ = (items, i);
 }
 
-/// [`prefetch`] for every cache line of `items[i]` (nothing if out of bounds).
+/// [`prefetch`] for every cache line `items` spans (large records, a router's slice of a
+/// table).
 #[inline(always)]
-fn prefetch_lines<T>(items: &[T], i: usize) {
+fn prefetch_all<T>(items: &[T]) {
     #[cfg(target_arch = "x86_64")]
-    if let Some(item) = items.get(i) {
+    {
         use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        let start = std::ptr::from_ref(item).cast::<i8>();
-        for offset in (0..std::mem::size_of::<T>()).step_by(64) {
-            // SAFETY: as in `prefetch`; the address stays inside `item`.
+        let start = items.as_ptr().cast::<i8>();
+        let bytes = std::mem::size_of_val(items);
+        // One address per 64 bytes, and the last byte: its line when `start` is unaligned.
+        for offset in (0..bytes).step_by(64).chain(bytes.checked_sub(1)) {
+            // SAFETY: as in `prefetch`; the address stays inside `items`.
             unsafe { _mm_prefetch::<_MM_HINT_T0>(start.add(offset)) };
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = (items, i);
-}
-
-/// [`prefetch`] for every cache line of `items[range]` (clipped to the slice).
-#[inline(always)]
-fn prefetch_range<T>(items: &[T], range: std::ops::Range<usize>) {
-    let items = &items[range.start.min(items.len())..range.end.min(items.len())];
-    let size = std::mem::size_of::<T>().max(1);
-    for i in (0..items.len()).step_by((64 / size).max(1)) {
-        prefetch(items, i);
-    }
-    if let Some(last) = items.len().checked_sub(1) {
-        prefetch(items, last);
-    }
+    let _ = items;
 }
 
 /// A packet in flight, in one cache line (the packet table is large and read at random).

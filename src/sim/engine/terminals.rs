@@ -272,7 +272,7 @@ impl<R: RouterModel> Engine<'_, R> {
                 while next != 0 {
                     let src = (w + 1) * 64 + next.trailing_zeros() as usize;
                     next &= next - 1;
-                    prefetch_lines(&self.terminals.sources, src);
+                    prefetch_all(&self.terminals.sources[src..=src]);
                     // The NIC its packet queues at (sources are numbered terminal-major,
                     // one per terminal and class).
                     prefetch(&self.terminals.nics, src / classes);

@@ -4,15 +4,9 @@ use super::*;
 use crate::routing::table::CandidateSet;
 use crate::search::config::GaOptions;
 use crate::search::{AlgorithmName, RunSettings, Termination, run};
-use crate::topology::TopologyConfig;
 use crate::traffic::{Traffic, TrafficConfig};
 
-fn mesh(spec: &str) -> Topology {
-    TopologyConfig::parse_spec(spec)
-        .unwrap()
-        .build(Path::new("."), 1)
-        .unwrap()
-}
+use crate::topology::spec::test_topology as mesh;
 
 fn demand(topo: &Topology, pattern: &str) -> RouterDemand {
     let cfg: TrafficConfig =

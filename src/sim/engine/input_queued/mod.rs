@@ -145,14 +145,11 @@ impl RouterModel for InputQueuedRouter {
             prefetch(&vcs.nonempty, router * words);
             // All its output VCs (a few cache lines): VC allocation reads those of the
             // candidates of heads routed only while the router runs.
-            prefetch_range(
-                &engine.router.output_vcs.records,
-                base..base + at.num_local_vcs as usize,
-            );
+            prefetch_all(&engine.router.output_vcs.records[base..base + at.num_local_vcs as usize]);
             // And its ports: their channel state (switch requests, traversal) and timing.
             let ports = at.first_port..at.first_port + at.num_ports as usize;
-            prefetch_range(&engine.router.port_state, ports.clone());
-            prefetch_range(&engine.ports.links, ports);
+            prefetch_all(&engine.router.port_state[ports.clone()]);
+            prefetch_all(&engine.ports.links[ports]);
             return;
         }
         for w in 0..words {
