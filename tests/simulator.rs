@@ -620,16 +620,17 @@ fn packets_refused_at_full_source_queues_make_a_point_unstable() {
 }
 
 /// Networks above 131,072 input VCs visit their routers in router order (with prefetching),
-/// smaller ones in the order the routers came to hold flits: with routings that draw no
-/// random numbers both orders deliver the same packets at the same cycles, on both router
-/// models. (The router-order path is otherwise only taken by the 16,512-node benchmark.)
+/// smaller ones in the order the routers came to hold flits: both orders deliver the same
+/// packets at the same cycles, on both router models, random routings (UGAL, Valiant on a dragonfly and a mesh)
+/// included, since each router draws from its own random stream. (The router-order path is
+/// otherwise only taken by the 16,512-node benchmark.)
 #[test]
-fn router_visiting_order_does_not_change_deterministic_results() {
+fn router_visiting_order_does_not_change_results() {
     type Outcome = (Vec<fabricopt::sim::engine::DeliveredPacket>, String);
     let run = |spec: &str, algorithm: &str, ioq: bool, in_router_order: bool| -> Outcome {
         let t = topo(spec);
         let p = params(SimConfig {
-            num_vcs: Some(3),
+            num_vcs: Some(4),
             vc_depth: Some(4),
             router: ioq.then_some(RouterKind::Ioq),
             ..SimConfig::default()
@@ -661,6 +662,9 @@ fn router_visiting_order_does_not_change_deterministic_results() {
         ("mesh:4x4,c=2", "dor"),
         ("torus:4x4", "dor"),
         ("dragonfly:p=2,a=4,h=2,g=9", "min"),
+        ("dragonfly:p=2,a=4,h=2,g=9", "ugal_n"),
+        ("dragonfly:p=2,a=4,h=2,g=9", "val_g"),
+        ("mesh:4x4", "valiant"),
     ] {
         for ioq in [false, true] {
             let activation = run(spec, algorithm, ioq, false);

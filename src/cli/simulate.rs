@@ -76,6 +76,10 @@ pub struct SimulateArgs {
     /// Override `simulation.measure_cycles`.
     #[arg(long, value_name = "CYCLES")]
     pub measure: Option<u64>,
+    /// Split each simulation into N partitions, one thread each (the parallel engine: the
+    /// same results; docs/simulator.md). Overrides `simulation.partitions`.
+    #[arg(long, value_name = "N")]
+    pub partitions: Option<usize>,
     /// Do not simulate: draw `--plot` / `--timeline-plot` from the points of earlier
     /// `simulate --json` outputs (with or without `--compare`), one curve per routing.
     #[arg(long, value_delimiter = ',', value_name = "FILE.json,...")]
@@ -107,6 +111,7 @@ impl SimulateArgs {
             pretrain: self.pretrain,
             warmup: self.warmup,
             measure: self.measure,
+            partitions: self.partitions,
         }
     }
 }

@@ -121,6 +121,29 @@ pub(crate) fn routing_and_params(
              does not report packets leaving its input buffers)",
         ));
     }
+    if params.partitions > 1 {
+        let session = crate::sim::engine::default_session(routing.as_ref(), 0);
+        if session.hooks() != Default::default() {
+            return Err(crate::Error::field(
+                "simulation.partitions",
+                format!(
+                    "routing `{}` learns while it runs: the parallel engine (partitions > 1) \
+                     runs only routings that keep no state between packets; use partitions = 1",
+                    cfg.algorithm
+                ),
+            ));
+        }
+        if params.partitions > topo.num_routers() {
+            return Err(crate::Error::field(
+                "simulation.partitions",
+                format!(
+                    "{} partitions for {} routers: at most one partition per router",
+                    params.partitions,
+                    topo.num_routers()
+                ),
+            ));
+        }
+    }
     Ok((routing, params))
 }
 
@@ -188,6 +211,8 @@ pub struct SimulateOptions {
     pub pretrain: Option<u32>,
     pub warmup: Option<u64>,
     pub measure: Option<u64>,
+    /// Override of `simulation.partitions`.
+    pub partitions: Option<usize>,
 }
 
 impl SimulateOptions {
@@ -467,11 +492,20 @@ pub fn run(
         }
         setup.params.measure_cycles = m;
     }
+    if let Some(n) = options.partitions {
+        setup.params.partitions = n;
+    }
     // The overrides are held to the file's limits (they feed the same cycle arithmetic).
     setup
         .params
         .validate()
         .map_err(|e| anyhow::anyhow!("{} (as set on the command line)", e.in_file(problem)))?;
+    if options.partitions.is_some() {
+        // What the routing allows (learned routings are refused), as for the file's value.
+        let (_, params) = routing_and_params(&setup.routing_config, &setup.topo, &setup.params)
+            .map_err(|e| anyhow::anyhow!("{} (as set on the command line)", e.in_file(problem)))?;
+        setup.params = params;
+    }
     if options.timeline_plot.is_some() && setup.params.timeline_window == 0 {
         bail!("--timeline-plot: needs --timeline CYCLES (or simulation.timeline_window)");
     }

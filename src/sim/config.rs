@@ -71,6 +71,9 @@ pub struct SimConfig {
     pub pretrain_runs: Option<u32>,
     pub freeze_after_pretrain: Option<bool>,
     pub timeline_window: Option<u64>,
+    /// Partitions (threads) one simulation is split into (the parallel engine); 1 = the
+    /// sequential engine. The results are the same whatever the number.
+    pub partitions: Option<usize>,
     /// `iq` (default) or `ioq` (router_config.rs).
     pub router: Option<RouterKind>,
     pub output_depth: Option<u32>,
@@ -134,6 +137,10 @@ pub struct SimParams {
     /// Report latency per window of this many cycles over the whole measured run, warm-up
     /// included (how learned routing converges); 0 = no timeline.
     pub timeline_window: u64,
+    /// Partitions one simulation is split into, one thread each (engine/parallel.rs); the
+    /// results do not depend on it. Left out of the serialised form at 1.
+    #[serde(skip_serializing_if = "is_one")]
+    pub partitions: usize,
     /// `num_vcs` is the routing's number of VC classes, one VC per class (preset `merlin`
     /// without `num_vcs`: the Q-adaptive authors' configuration); `num_vcs` holds a
     /// placeholder until the routing is built (`pipeline::simulate::routing_and_params`).
@@ -204,6 +211,7 @@ impl SimConfig {
             pretrain_runs: self.pretrain_runs.unwrap_or(0),
             freeze_after_pretrain: self.freeze_after_pretrain.unwrap_or(false),
             timeline_window: self.timeline_window.unwrap_or(0),
+            partitions: self.partitions.unwrap_or(1),
             vc_per_class: merlin && self.num_vcs.is_none(),
             ns_per_cycle: self.ns_per_cycle.or(merlin.then_some(1.0)),
             ioq,
@@ -226,6 +234,14 @@ pub(crate) const MAX_DELAY: u32 = 1 << 16;
 pub(crate) const MAX_VC_DEPTH: u32 = 1 << 16;
 /// Most confidence-interval batches.
 pub(crate) const MAX_BATCHES: usize = 1_000;
+/// Serde's test for fields left out at 1.
+fn is_one(n: &usize) -> bool {
+    *n == 1
+}
+
+/// Most partitions one simulation may be split into (threads; far more than useful).
+const MAX_PARTITIONS: usize = 1024;
+
 /// Most timeline windows a run may produce (`timeline_window` against the run's length).
 pub(crate) const MAX_TIMELINE_WINDOWS: u64 = 1_000_000;
 /// Most packets in source queues: packet slots are numbered in 32 bits.
@@ -341,6 +357,32 @@ impl SimParams {
                     p.timeline_window
                 ),
             ));
+        }
+        if p.partitions == 0 || p.partitions > MAX_PARTITIONS {
+            return Err(Error::field(
+                "simulation.partitions",
+                format!("must be 1 to {MAX_PARTITIONS} (got {})", p.partitions),
+            ));
+        }
+        if p.partitions > 1 {
+            let refused = if p.ioq.is_some() {
+                Some("router = \"ioq\"")
+            } else if p.timeline_window > 0 {
+                Some("timeline_window")
+            } else if p.pretrain_runs > 0 {
+                Some("pretrain_runs")
+            } else {
+                None
+            };
+            if let Some(what) = refused {
+                return Err(Error::field(
+                    "simulation.partitions",
+                    format!(
+                        "the parallel engine (partitions > 1) does not run {what} yet; use \
+                         partitions = 1"
+                    ),
+                ));
+            }
         }
         if p.freeze_after_pretrain && p.pretrain_runs == 0 {
             return Err(Error::field(

@@ -109,6 +109,9 @@ pub fn simulate_point(
     seed: u64,
     load: f64,
 ) -> LoadPoint {
+    if params.partitions > 1 {
+        return simulate_point_partitioned(topo, routing, &traffic, params, seed, load);
+    }
     // The router model is a type parameter of the engine (no dynamic call per flit).
     match params.ioq {
         None => simulate_point_on::<engine::InputQueuedRouter>(
@@ -150,58 +153,121 @@ fn simulate_point_on<R: engine::RouterModel>(
     }
     let end = engine.run();
     let wall_seconds = start.elapsed().as_secs_f64();
-    let (classes, all) = engine.stats.summarize(topo.num_terminals());
-    let (mut status, mut reason, deadlock) = match end {
-        RunEnd::Completed => (PointStatus::Ok, None, None),
-        RunEnd::Saturated(why) => (PointStatus::Saturated, Some(why), None),
-        RunEnd::Deadlock(d) => (PointStatus::Deadlock, None, Some(d)),
-    };
-    if status == PointStatus::Ok && all.latency.avg > params.latency_limit {
-        status = PointStatus::Saturated;
-        reason = Some(format!(
-            "average latency {:.1} cycles exceeds the limit {}",
-            all.latency.avg, params.latency_limit
-        ));
-    }
-    // What the sources asked for: created plus refused at full source queues.
-    let asked = all.offered + all.dropped;
-    let stable = status == PointStatus::Ok && all.accepted >= STABLE_ACCEPTED * asked;
-    LoadPoint {
-        load,
-        offered: all.offered,
-        dropped: all.dropped,
-        accepted: all.accepted,
-        accepted_ci95: all.accepted_ci95,
-        latency_avg: all.latency.avg,
-        latency_ci95: all.latency.ci95,
-        latency_p50: all.latency.p50,
-        latency_p95: all.latency.p95,
-        latency_p99: all.latency.p99,
-        latency_max: all.latency.max,
-        latency_sd: all.latency.sd,
-        network_latency_avg: all.network_latency.avg,
-        network_latency_p99: all.network_latency.p99,
-        network_latency_max: all.network_latency.max,
-        network_latency_sd: all.network_latency.sd,
-        hops_avg: all.hops_avg,
-        router_hops_avg: if all.packets > 0 {
-            all.hops_avg + 1.0
-        } else {
-            0.0
-        },
-        status,
-        stable,
-        saturated: status == PointStatus::Saturated,
-        saturation_reason: reason,
-        deadlock,
-        classes,
+    let timeline = engine.take_timeline();
+    let routing_report = engine.session().report();
+    let measured = Measured {
+        end,
         cycles: engine.now(),
-        flit_hops: engine.counters.flit_hops,
+        counters: engine.counters.clone(),
+        stats: &engine.stats,
         wall_seconds,
         setup_seconds,
-        counters: engine.counters.clone(),
-        timeline: engine.take_timeline(),
-        routing_report: engine.session().report(),
+    };
+    LoadPoint {
+        timeline,
+        routing_report,
+        ..measured.point(topo, params, load)
+    }
+}
+
+/// [`simulate_point`] on the parallel engine (`params.partitions` > 1; the routing was
+/// checked to keep no state between packets by `pipeline::simulate::routing_and_params`).
+fn simulate_point_partitioned(
+    topo: &Topology,
+    routing: &dyn RoutingFunction,
+    traffic: &Traffic,
+    params: &config::SimParams,
+    seed: u64,
+    load: f64,
+) -> LoadPoint {
+    let start = Instant::now();
+    let run = engine::run_partitioned(topo, routing, traffic, params, seed, params.partitions)
+        .unwrap_or_else(|e| panic!("partitions checked with the routing and params: {e}"));
+    Measured {
+        end: run.end,
+        cycles: run.now,
+        counters: run.counters,
+        stats: &run.stats,
+        wall_seconds: start.elapsed().as_secs_f64(),
+        setup_seconds: run.setup_seconds,
+    }
+    .point(topo, params, load)
+}
+
+/// What a finished run measured, whichever engine ran it.
+struct Measured<'s> {
+    end: RunEnd,
+    cycles: u64,
+    counters: engine::Counters,
+    stats: &'s stats::Collector,
+    wall_seconds: f64,
+    setup_seconds: f64,
+}
+
+impl Measured<'_> {
+    /// The load point (no timeline or routing report: the caller adds them).
+    fn point(self, topo: &Topology, params: &config::SimParams, load: f64) -> LoadPoint {
+        let Measured {
+            end,
+            cycles,
+            counters,
+            stats,
+            wall_seconds,
+            setup_seconds,
+        } = self;
+        let (classes, all) = stats.summarize(topo.num_terminals());
+        let (mut status, mut reason, deadlock) = match end {
+            RunEnd::Completed => (PointStatus::Ok, None, None),
+            RunEnd::Saturated(why) => (PointStatus::Saturated, Some(why), None),
+            RunEnd::Deadlock(d) => (PointStatus::Deadlock, None, Some(d)),
+        };
+        if status == PointStatus::Ok && all.latency.avg > params.latency_limit {
+            status = PointStatus::Saturated;
+            reason = Some(format!(
+                "average latency {:.1} cycles exceeds the limit {}",
+                all.latency.avg, params.latency_limit
+            ));
+        }
+        // What the sources asked for: created plus refused at full source queues.
+        let asked = all.offered + all.dropped;
+        let stable = status == PointStatus::Ok && all.accepted >= STABLE_ACCEPTED * asked;
+        LoadPoint {
+            load,
+            offered: all.offered,
+            dropped: all.dropped,
+            accepted: all.accepted,
+            accepted_ci95: all.accepted_ci95,
+            latency_avg: all.latency.avg,
+            latency_ci95: all.latency.ci95,
+            latency_p50: all.latency.p50,
+            latency_p95: all.latency.p95,
+            latency_p99: all.latency.p99,
+            latency_max: all.latency.max,
+            latency_sd: all.latency.sd,
+            network_latency_avg: all.network_latency.avg,
+            network_latency_p99: all.network_latency.p99,
+            network_latency_max: all.network_latency.max,
+            network_latency_sd: all.network_latency.sd,
+            hops_avg: all.hops_avg,
+            router_hops_avg: if all.packets > 0 {
+                all.hops_avg + 1.0
+            } else {
+                0.0
+            },
+            status,
+            stable,
+            saturated: status == PointStatus::Saturated,
+            saturation_reason: reason,
+            deadlock,
+            classes,
+            cycles,
+            flit_hops: counters.flit_hops,
+            wall_seconds,
+            setup_seconds,
+            counters,
+            timeline: Vec::new(),
+            routing_report: None,
+        }
     }
 }
 
@@ -276,7 +342,8 @@ pub(crate) fn check_memory(
     concurrent: usize,
     memory: u128,
 ) -> Result<()> {
-    let one = engine_bytes(topo, params);
+    // The parallel engine's partitions are whole engines each (engine/partition.rs).
+    let one = engine_bytes(topo, params) * params.partitions.max(1) as u128;
     let all = one * concurrent.max(1) as u128;
     if all <= memory {
         return Ok(());
@@ -285,13 +352,15 @@ pub(crate) fn check_memory(
     Err(crate::Error::field(
         "simulation.vc_depth",
         format!(
-            "a load point on {} needs about {:.1} GiB for its buffers ({} VCs of {} flits) and \
-             {concurrent} run at once: more than this machine's {:.1} GiB; lower vc_depth or \
-             num_vcs, use a smaller topology or run fewer loads at once (RAYON_NUM_THREADS)",
+            "a load point on {} needs about {:.1} GiB for its buffers ({} VCs of {} flits, {} \
+             partition(s)) and {concurrent} run at once: more than this machine's {:.1} GiB; \
+             lower vc_depth, num_vcs or partitions, use a smaller topology or run fewer loads \
+             at once (RAYON_NUM_THREADS)",
             topo.name,
             gib(one),
             topo.routers.iter().map(|r| r.ports.len()).sum::<usize>() * params.num_vcs,
             params.vc_depth,
+            params.partitions,
             gib(memory),
         ),
     ))

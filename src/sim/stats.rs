@@ -154,6 +154,33 @@ impl Collector {
         acc.batch_network[b].1 += 1;
     }
 
+    /// Adds what another collector of the same window measured (a partition of the parallel
+    /// engine). Every statistic is then what one collector would have measured: latencies
+    /// are sorted before use and batch sums are sums of integers, exact in any order.
+    pub(crate) fn merge(&mut self, other: &Collector) {
+        debug_assert_eq!(
+            (self.start, self.len, self.batches, self.classes.len()),
+            (other.start, other.len, other.batches, other.classes.len())
+        );
+        for (a, b) in self.classes.iter_mut().zip(&other.classes) {
+            a.total.extend_from_slice(&b.total);
+            a.network.extend_from_slice(&b.network);
+            a.hops += b.hops;
+            for (x, y) in a.batch_total.iter_mut().zip(&b.batch_total) {
+                (x.0, x.1) = (x.0 + y.0, x.1 + y.1);
+            }
+            for (x, y) in a.batch_network.iter_mut().zip(&b.batch_network) {
+                (x.0, x.1) = (x.0 + y.0, x.1 + y.1);
+            }
+            a.offered_flits += b.offered_flits;
+            a.dropped_flits += b.dropped_flits;
+            a.accepted_flits += b.accepted_flits;
+            for (x, y) in a.batch_accepted.iter_mut().zip(&b.batch_accepted) {
+                *x += y;
+            }
+        }
+    }
+
     /// Per-class statistics and the statistics of all classes together.
     pub fn summarize(&self, terminals: usize) -> (Vec<ClassStats>, ClassStats) {
         let per_class: Vec<ClassStats> = self

@@ -63,14 +63,39 @@ impl<'a> Engine<'a, IoQueuedRouter> {
     }
 }
 
+/// One routing stream per router: ChaCha streams of one key, so independent by construction.
+fn router_streams(seed: u64, routers: usize) -> Vec<RouteRng> {
+    let key = RouteRng::seed_from_u64(seed ^ 0x005E_ED0F_0E7E);
+    (0..routers)
+        .map(|r| {
+            let mut stream = key.clone();
+            stream.set_stream(r as u64);
+            stream
+        })
+        .collect()
+}
+
 impl<'a, R: RouterModel> Engine<'a, R> {
     /// An engine with the router model `R` (see [`Engine::with_session`]).
     pub(crate) fn build(
+        topo: &'a Topology,
+        session: Box<dyn RoutingSession + 'a>,
+        traffic: Traffic,
+        params: SimParams,
+        seed: u64,
+    ) -> Self {
+        Self::build_part(topo, session, traffic, params, seed, None)
+    }
+
+    /// [`Engine::build`] for partition `part.index` of the parallel engine (partition.rs):
+    /// the whole network's tables, its own terminals' traffic, outboxes on the cut channels.
+    pub(super) fn build_part(
         topo: &'a Topology,
         mut session: Box<dyn RoutingSession + 'a>,
         traffic: Traffic,
         params: SimParams,
         seed: u64,
+        part: Option<super::partition::PartState>,
     ) -> Self {
         // A programming error, not bad input: the simulator picks the model from `params`
         // (`sim::simulate_point`), and so must every caller of the engine.
@@ -84,7 +109,14 @@ impl<'a, R: RouterModel> Engine<'a, R> {
         let num_vcs = params.num_vcs;
         let net = Network::new(topo, num_vcs);
         let ports = Ports::new(&net, &params);
-        let channels = Channels::new(&net, &params);
+        let mut channels = Channels::new(&net, &params);
+        if let Some(part) = &part {
+            channels.cut = Some(Box::new(super::partition::CutChannels::new(
+                &net,
+                &part.partitioning,
+                part.index,
+            )));
+        }
         // VCs allocated as in virtual cut-through (docs/simulator.md, "VC allocation").
         let cut_through = match params.switching {
             Switching::Wormhole => session.cut_through_vcs(num_vcs),
@@ -92,7 +124,10 @@ impl<'a, R: RouterModel> Engine<'a, R> {
         };
         let router = R::build(&net, &ports, &params, cut_through);
         let large_state = ports.links.len() * num_vcs > super::LARGE_STATE_VCS;
-        let terminals = Terminals::new(&net, &params, &traffic, topo.num_terminals());
+        let terminals = Terminals::new(&net, &params, &traffic, topo.num_terminals(), |t| {
+            part.as_ref()
+                .is_none_or(|p| p.owns_router(net.term_router[t] as usize))
+        });
         let stats = Collector::new(
             traffic.num_classes(),
             params.warmup_cycles,
@@ -105,7 +140,7 @@ impl<'a, R: RouterModel> Engine<'a, R> {
                 hooks: session.hooks(),
                 session,
                 pending_control: Vec::new(),
-                rng: RouteRng::seed_from_u64(seed ^ 0x005E_ED0F_0E7E),
+                rngs: router_streams(seed, topo.num_routers()),
                 candidates: Vec::new(),
             },
             now: 0,
@@ -126,6 +161,7 @@ impl<'a, R: RouterModel> Engine<'a, R> {
             progress: Progress::default(),
             log: None,
             timeline: None,
+            part: part.map(Box::new),
             net,
             traffic,
             params,

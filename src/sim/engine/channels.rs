@@ -67,6 +67,8 @@ pub(super) struct Channels {
     pub(super) credits: Vec<Vec<u32>>,
     /// Per channel.
     pub(super) destinations: Vec<ChannelDestination>,
+    /// In a partition of the parallel engine, who owns what and the outboxes (partition.rs).
+    pub(super) cut: Option<Box<super::partition::CutChannels>>,
 }
 
 impl Channels {
@@ -107,6 +109,7 @@ impl Channels {
             flits: vec![Vec::new(); wheel_len as usize],
             credits: vec![Vec::new(); wheel_len as usize],
             destinations,
+            cut: None,
         }
     }
 
@@ -119,6 +122,13 @@ impl Channels {
     /// Puts a flit on its channel, arriving at cycle `arrival`.
     #[inline(always)]
     pub(super) fn send_flit(&mut self, arrival: u64, event: FlitEvent) {
+        if let Some(cut) = &mut self.cut {
+            let to = cut.flit_part[event.channel as usize];
+            if to != cut.own {
+                cut.flits_out[to as usize].push((arrival, event));
+                return;
+            }
+        }
         let slot = self.slot(arrival);
         self.flits[slot].push(event);
     }
@@ -126,6 +136,13 @@ impl Channels {
     /// Sends a credit for counter `counter`, arriving at cycle `arrival`.
     #[inline(always)]
     pub(super) fn send_credit(&mut self, arrival: u64, counter: u32) {
+        if let Some(cut) = &mut self.cut {
+            let to = cut.credit_part[counter as usize];
+            if to != cut.own {
+                cut.credits_out[to as usize].push((arrival, counter));
+                return;
+            }
+        }
         let slot = self.slot(arrival);
         self.credits[slot].push(counter);
     }

@@ -20,7 +20,7 @@
 //! | `Channels` | channels.rs | flits and credits in flight (timing wheels), where each channel delivers |
 //! | `Packets` | here | the packets in flight, by slot |
 //! | `Terminals` | terminals.rs | traffic sources and their calendar, source queues, NICs and their credits; injection and ejection |
-//! | `Routing` | here | the routing session, its hooks and random stream |
+//! | `Routing` | here | the routing session, its hooks and the routers' random streams |
 //! | `ActiveRouters`, `Progress`, `counters`, `stats` | here | which routers hold flits, whether flits still move, what a run measures |
 //! | `router: R` | input_queued/ | the routers themselves, behind the `RouterModel` seam (model.rs) |
 //!
@@ -43,6 +43,8 @@ mod diagnostics;
 mod input_queued;
 mod io_queued;
 mod model;
+mod parallel;
+mod partition;
 mod ports;
 mod terminals;
 
@@ -54,6 +56,8 @@ use channels::{ChannelDestination, Channels, Flit, FlitEvent};
 pub(crate) use input_queued::InputQueuedRouter;
 pub use io_queued::IoQueuedRouter;
 pub(crate) use model::RouterModel;
+pub use parallel::{PartitionedRun, run_partitioned};
+pub use partition::Partitioning;
 use ports::{Ports, RouterLayout};
 use terminals::Terminals;
 
@@ -171,7 +175,11 @@ struct Routing<'a> {
     hooks: SessionHooks,
     /// Control packets the session asked for, waiting to be created.
     pending_control: Vec<ControlPacket>,
-    rng: RouteRng,
+    /// One random stream per router (the stream of the router that draws: a packet's source
+    /// router when it is created, the routing router at each hop). What a router draws then
+    /// depends on nothing but that router's own history, so neither the order in which
+    /// routers are visited nor how the network is split between threads changes a result.
+    rngs: Vec<RouteRng>,
     /// The candidates of the route being computed.
     candidates: Vec<Candidate>,
 }
@@ -207,7 +215,7 @@ impl Routing<'_> {
             &ctx,
             &info,
             &mut state,
-            &mut self.rng,
+            &mut self.rngs[at.router],
             &mut self.candidates,
         );
         packets.table[packet as usize].route = state;
@@ -297,6 +305,32 @@ pub struct Counters {
     pub control_packets: u64,
 }
 
+impl Counters {
+    /// Adds another partition's counts (the parallel engine).
+    pub(crate) fn add(&mut self, other: &Counters) {
+        let Counters {
+            packets_created,
+            packets_delivered,
+            flits_injected,
+            flits_ejected,
+            flit_hops,
+            misdelivered,
+            out_of_order,
+            dropped_at_source,
+            control_packets,
+        } = other;
+        self.packets_created += packets_created;
+        self.packets_delivered += packets_delivered;
+        self.flits_injected += flits_injected;
+        self.flits_ejected += flits_ejected;
+        self.flit_hops += flit_hops;
+        self.misdelivered += misdelivered;
+        self.out_of_order += out_of_order;
+        self.dropped_at_source += dropped_at_source;
+        self.control_packets += control_packets;
+    }
+}
+
 /// A simulation: the network's state and the cycle loop. `R` is the router
 /// micro-architecture (the input-queued router unless built otherwise).
 pub struct Engine<'a, R = InputQueuedRouter> {
@@ -329,6 +363,8 @@ pub struct Engine<'a, R = InputQueuedRouter> {
     log: Option<Vec<DeliveredPacket>>,
     /// Latency per window of delivery cycles, when enabled with [`Engine::enable_timeline`].
     timeline: Option<super::stats::Timeline>,
+    /// In the parallel engine, which partition this engine is (partition.rs).
+    part: Option<Box<partition::PartState>>,
 }
 
 /// One delivered packet, as logged by [`Engine::enable_log`].

@@ -107,11 +107,17 @@ impl Terminals {
         params: &SimParams,
         traffic: &Traffic,
         terminals: usize,
+        owns_terminal: impl Fn(usize) -> bool,
     ) -> Self {
         let num_vcs = net.num_vcs;
         let sources = traffic.new_sources();
         let mut calendar = SourceCalendar::new(sources.len());
+        let classes = traffic.num_classes();
         for (i, s) in sources.iter().enumerate() {
+            // Sources are numbered terminal-major; a partition runs only its own terminals'.
+            if !owns_terminal(i / classes) {
+                continue;
+            }
             if let Some(t) = traffic.next_event(s) {
                 calendar.push(t, i as u32, 0);
             }
@@ -317,9 +323,10 @@ impl<R: RouterModel> Engine<'_, R> {
             new_packet.class,
         );
         let mut route = RouteState::default();
+        let rng = &mut self.routing.rngs[info.src_router as usize];
         self.routing
             .session
-            .init_packet(self.now, &info, &mut route, &mut self.routing.rng);
+            .init_packet(self.now, &info, &mut route, rng);
         let packet = Packet {
             info,
             route,

@@ -22,6 +22,7 @@
 
 mod alloc;
 mod deadlock;
+pub(in crate::sim::engine) use deadlock::ProbePart;
 mod pipeline;
 mod vcs;
 mod view;

@@ -1,0 +1,437 @@
+//! The parallel engine: one simulation split between threads, each advancing its own
+//! partition of the routers (partition.rs) with conservative synchronisation, with results
+//! identical to the sequential engine's for the same seed (docs/simulator.md, "The parallel
+//! engine").
+//!
+//! The partitions run in windows of at most the lookahead (the shortest cut channel's delay,
+//! partition.rs). After each window they swap what crossed the cut and the log of the
+//! window's cycles (source-queue totals, flits in the network, measured packets outstanding,
+//! last movement): from these logs every partition replays `Engine::run`'s checks cycle by
+//! cycle on the global figures and takes the same decision. Windows also end wherever
+//! `run` looks at the whole network's state: every `DEADLOCK_PROBE` cycles (the deadlock
+//! analysis runs on all partitions' shares, joined), at batch boundaries (source-queue
+//! samples), at the end of the measurement, and at the earliest cycle a stall could be
+//! declared; the drain runs one cycle per window, so the run ends at the very cycle the
+//! last measured packet arrives. Only a run stopped by the source-queue limit may have run
+//! up to one window past the cycle it names (its counters include those cycles).
+
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Instant;
+
+use super::diagnostics::queue_growth;
+use super::input_queued::ProbePart;
+use super::partition::{Mail, PartState, Partitioning};
+use super::*;
+use crate::sim::stats::Collector as Stats;
+
+/// What [`run_partitioned`] returns: the run's end and everything measured, joined over the
+/// partitions.
+pub struct PartitionedRun {
+    pub end: RunEnd,
+    /// The cycle the run ended at.
+    pub now: u64,
+    pub counters: Counters,
+    pub stats: Stats,
+    pub partitioning: Partitioning,
+    /// Wall-clock seconds to build the partitions' engines (in parallel).
+    pub setup_seconds: f64,
+    /// Wall-clock seconds of the measurement window (warm-up done to measurement over; for
+    /// `fabricopt bench`), and the flit-hops made in it.
+    pub measure_seconds: f64,
+    pub measure_flit_hops: u64,
+}
+
+/// When a partition's measurement window started and ended, and its flit-hops then.
+#[derive(Default)]
+struct MeasureClock {
+    start: Option<(Instant, u64)>,
+    end: Option<(Instant, u64)>,
+}
+
+impl MeasureClock {
+    fn seconds(&self) -> f64 {
+        match (self.start, self.end) {
+            (Some(a), Some(b)) => b.0.duration_since(a.0).as_secs_f64(),
+            _ => 0.0,
+        }
+    }
+
+    fn flit_hops(&self) -> u64 {
+        match (self.start, self.end) {
+            (Some(a), Some(b)) => b.1 - a.1,
+            _ => 0,
+        }
+    }
+}
+
+/// One cycle of one partition, as logged for the others.
+#[derive(Clone, Copy, Debug, Default)]
+struct CycleLog {
+    queued: u64,
+    flits: u64,
+    outstanding: u64,
+    last_move: u64,
+}
+
+impl CycleLog {
+    /// The network's figures from every partition's.
+    fn join(parts: impl Iterator<Item = CycleLog>) -> CycleLog {
+        parts.fold(CycleLog::default(), |a, b| CycleLog {
+            queued: a.queued + b.queued,
+            flits: a.flits + b.flits,
+            outstanding: a.outstanding + b.outstanding,
+            last_move: a.last_move.max(b.last_move),
+        })
+    }
+}
+
+/// A thread stopped by a panic elsewhere (the panic itself is re-raised when joining).
+struct Abandoned;
+
+/// A barrier that a panicking partition breaks instead of leaving the others waiting.
+struct Gate {
+    parts: usize,
+    state: Mutex<(usize, u64, bool)>,
+    turned: Condvar,
+}
+
+impl Gate {
+    fn wait(&self) -> Result<(), Abandoned> {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if state.2 {
+            return Err(Abandoned);
+        }
+        let generation = state.1;
+        state.0 += 1;
+        if state.0 == self.parts {
+            *state = (0, generation + 1, false);
+            self.turned.notify_all();
+            return Ok(());
+        }
+        while state.1 == generation && !state.2 {
+            state = self.turned.wait(state).unwrap_or_else(|e| e.into_inner());
+        }
+        if state.2 { Err(Abandoned) } else { Ok(()) }
+    }
+
+    fn break_open(&self) {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).2 = true;
+        self.turned.notify_all();
+    }
+}
+
+/// Breaks the gate if its thread unwinds.
+struct BreakOnPanic<'g>(&'g Gate);
+
+impl Drop for BreakOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.break_open();
+        }
+    }
+}
+
+/// What the partitions share: the gate, the mail between them (`from * parts + to`), each
+/// one's window log (with its source-queue sample when the window starts at a batch
+/// boundary) and the deadlock analysis' shares and result.
+struct Shared {
+    parts: usize,
+    gate: Gate,
+    mail: Vec<Mutex<Mail>>,
+    logs: Vec<Mutex<(Option<u64>, Vec<CycleLog>)>>,
+    probes: Vec<Mutex<Option<ProbePart>>>,
+    probe_result: Mutex<Option<DeadlockReport>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Runs one simulation (warm-up, measurement, drain, as `Engine::run`) split into `parts`
+/// partitions, one thread each. The input-queued router only, and routings that keep no
+/// state across packets (a learned routing is refused: see docs/simulator.md).
+pub fn run_partitioned(
+    topo: &Topology,
+    routing: &dyn RoutingFunction,
+    traffic: &Traffic,
+    params: &SimParams,
+    seed: u64,
+    parts: usize,
+) -> Result<PartitionedRun, String> {
+    if params.ioq.is_some() {
+        return Err(
+            "the parallel engine runs the input-queued router only (router = \"iq\")".into(),
+        );
+    }
+    let session = default_session(routing, seed);
+    if session.hooks() != SessionHooks::default() {
+        return Err(format!(
+            "routing '{}' learns or follows packets as they move: the parallel engine does \
+             not run it yet",
+            session.name()
+        ));
+    }
+    drop(session);
+    let partitioning = {
+        let net = Network::new(topo, params.num_vcs);
+        let ports = Ports::new(&net, params);
+        Arc::new(Partitioning::new(&net, &ports, parts)?)
+    };
+    let shared = Shared {
+        parts,
+        gate: Gate {
+            parts,
+            state: Mutex::new((0, 0, false)),
+            turned: Condvar::new(),
+        },
+        mail: (0..parts * parts).map(|_| Mutex::default()).collect(),
+        logs: (0..parts).map(|_| Mutex::default()).collect(),
+        probes: (0..parts).map(|_| Mutex::new(None)).collect(),
+        probe_result: Mutex::new(None),
+    };
+    let started = Instant::now();
+    let setup = Mutex::new(0.0f64);
+    type Outcome = (RunEnd, u64, Counters, Stats, MeasureClock);
+    let outcomes: Vec<Result<Outcome, Abandoned>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..parts)
+            .map(|k| {
+                let (shared, partitioning, setup) = (&shared, &partitioning, &setup);
+                let traffic = traffic.clone();
+                scope.spawn(move || {
+                    let _guard = BreakOnPanic(&shared.gate);
+                    let mut engine = Engine::<InputQueuedRouter>::build_part(
+                        topo,
+                        default_session(routing, seed),
+                        traffic,
+                        params.clone(),
+                        seed,
+                        Some(PartState::new(Arc::clone(partitioning), k)),
+                    );
+                    shared.gate.wait()?;
+                    if k == 0 {
+                        *lock(setup) = started.elapsed().as_secs_f64();
+                    }
+                    let lookahead = partitioning.lookahead;
+                    let mut clock = MeasureClock::default();
+                    let end = drive(&mut engine, k, shared, lookahead, &mut clock)?;
+                    Ok((
+                        end,
+                        engine.now,
+                        std::mem::take(&mut engine.counters),
+                        engine.stats.clone(),
+                        clock,
+                    ))
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    });
+    let mut joined: Option<PartitionedRun> = None;
+    for outcome in outcomes {
+        let Ok((end, now, counters, stats, clock)) = outcome else {
+            unreachable!("a partition stops early only when another panicked, re-raised above")
+        };
+        match &mut joined {
+            None => {
+                joined = Some(PartitionedRun {
+                    end,
+                    now,
+                    counters,
+                    stats,
+                    partitioning: (*partitioning).clone(),
+                    setup_seconds: *lock(&setup),
+                    measure_seconds: clock.seconds(),
+                    measure_flit_hops: clock.flit_hops(),
+                });
+            }
+            Some(run) => {
+                debug_assert_eq!((&run.end, run.now), (&end, now), "partitions disagree");
+                run.counters.add(&counters);
+                run.stats.merge(&stats);
+                run.measure_flit_hops += clock.flit_hops();
+            }
+        }
+    }
+    Ok(joined.expect("at least one partition"))
+}
+
+/// Partition `k`'s side of the run (every partition takes the same decisions, from the same
+/// joined logs).
+fn drive(
+    engine: &mut Engine<'_, InputQueuedRouter>,
+    k: usize,
+    shared: &Shared,
+    lookahead: u64,
+    clock: &mut MeasureClock,
+) -> Result<RunEnd, Abandoned> {
+    let p = engine.params.clone();
+    let end_measure = p.warmup_cycles + p.measure_cycles;
+    let batch_len = (p.measure_cycles / p.batches as u64).max(1);
+    let drain_end = end_measure + p.drain_cycles;
+    let terminals = engine.topology.num_terminals();
+    let mut queue_at_batch = Vec::with_capacity(p.batches + 1);
+    // The whole network's figures after the last window.
+    let mut global = CycleLog::default();
+    loop {
+        let start = engine.now;
+        let measuring = start < end_measure;
+        if !measuring {
+            if global.outstanding == 0 {
+                return Ok(RunEnd::Completed);
+            }
+            if start >= drain_end {
+                let reason = format!(
+                    "{} measured packets still undelivered {} cycles after the measurement",
+                    global.outstanding, p.drain_cycles
+                );
+                return saturated(engine, k, shared, reason, &global);
+            }
+        }
+        let at_batch =
+            measuring && start >= p.warmup_cycles && (start - p.warmup_cycles) % batch_len == 0;
+        let end = if measuring {
+            let next_batch = if start < p.warmup_cycles {
+                p.warmup_cycles
+            } else {
+                start + batch_len - (start - p.warmup_cycles) % batch_len
+            };
+            let next_probe = (start / DEADLOCK_PROBE + 1) * DEADLOCK_PROBE;
+            let mut end = (start + lookahead.min(p.deadlock_cycles.max(1)))
+                .min(end_measure)
+                .min(next_batch)
+                .min(next_probe);
+            if global.flits > 0 {
+                // The first cycle a stall could be declared, if nothing moves from now on.
+                end = end.min(global.last_move + p.deadlock_cycles + 1);
+            }
+            end.max(start + 1)
+        } else {
+            start + 1
+        };
+        if start == p.warmup_cycles && clock.start.is_none() {
+            clock.start = Some((Instant::now(), engine.counters.flit_hops));
+        }
+        // The source queues at a batch boundary, before its cycle (as `Engine::run`).
+        let sample = at_batch.then_some(engine.terminals.total_queued);
+        let mut log = Vec::with_capacity((end - start) as usize);
+        while engine.now < end {
+            engine.step();
+            log.push(CycleLog {
+                queued: engine.terminals.total_queued,
+                flits: engine.progress.flits_in_network,
+                outstanding: engine.progress.measured_outstanding,
+                last_move: engine.progress.last_move,
+            });
+        }
+        for (to, mail) in engine.take_outgoing().into_iter().enumerate() {
+            if to != k {
+                *lock(&shared.mail[k * shared.parts + to]) = mail;
+            }
+        }
+        // Flits that left count in the receiver from now on: the window's own log is as
+        // the sequential engine would have counted, since the move is made between windows.
+        *lock(&shared.logs[k]) = (sample, log);
+        shared.gate.wait()?;
+        for from in (0..shared.parts).filter(|&from| from != k) {
+            let mail = std::mem::take(&mut *lock(&shared.mail[from * shared.parts + k]));
+            engine.take_incoming(from, mail);
+        }
+        let logs: Vec<(Option<u64>, Vec<CycleLog>)> =
+            shared.logs.iter().map(|l| lock(l).clone()).collect();
+        shared.gate.wait()?;
+        if at_batch {
+            queue_at_batch.push(logs.iter().map(|l| l.0.unwrap_or(0)).sum());
+        }
+        for i in 0..(end - start) as usize {
+            let now = start + i as u64 + 1;
+            let cycle = CycleLog::join(logs.iter().map(|l| l.1[i]));
+            global = cycle;
+            if cycle.flits > 0 {
+                if now - cycle.last_move > p.deadlock_cycles {
+                    let report = probe(engine, k, shared, &cycle)?.unwrap_or(DeadlockReport {
+                        cycle: now,
+                        cycle_vcs: Vec::new(),
+                        flits_in_flight: cycle.flits,
+                        blocked_vcs: 0,
+                        blocked_flits: 0,
+                        stalled_cycles: now - cycle.last_move,
+                        example_vc: None,
+                    });
+                    return Ok(RunEnd::Deadlock(report));
+                }
+                if now % DEADLOCK_PROBE == 0 {
+                    if let Some(report) = probe(engine, k, shared, &cycle)? {
+                        return Ok(RunEnd::Deadlock(report));
+                    }
+                }
+            }
+            if cycle.queued > p.max_queued_packets {
+                let reason = format!(
+                    "more than {} packets waiting in source queues at cycle {now}",
+                    p.max_queued_packets
+                );
+                return saturated(engine, k, shared, reason, &cycle);
+            }
+        }
+        if measuring && engine.now == end_measure {
+            clock.end = Some((Instant::now(), engine.counters.flit_hops));
+            queue_at_batch.push(global.queued);
+            if let Some(reason) = queue_growth(&queue_at_batch, terminals) {
+                return saturated(engine, k, shared, reason, &global);
+            }
+        }
+    }
+}
+
+/// `Engine::saturated` for the whole network: a deadlock, if there is one, is what to report.
+fn saturated(
+    engine: &Engine<'_, InputQueuedRouter>,
+    k: usize,
+    shared: &Shared,
+    reason: String,
+    global: &CycleLog,
+) -> Result<RunEnd, Abandoned> {
+    Ok(match probe(engine, k, shared, global)? {
+        Some(report) => RunEnd::Deadlock(report),
+        None => RunEnd::Saturated(reason),
+    })
+}
+
+/// `Engine::find_deadlock` over the whole network: every partition hands in its share, the
+/// first joins them, all read the result.
+fn probe(
+    engine: &Engine<'_, InputQueuedRouter>,
+    k: usize,
+    shared: &Shared,
+    global: &CycleLog,
+) -> Result<Option<DeadlockReport>, Abandoned> {
+    let part = engine.part.as_ref().expect("a partition's engine");
+    *lock(&shared.probes[k]) = Some(engine.probe_part(|r| part.owns_router(r)));
+    shared.gate.wait()?;
+    if k == 0 {
+        let shares = shared
+            .probes
+            .iter()
+            .map(|s| lock(s).take().expect("every partition handed in its share"))
+            .collect();
+        let report = engine
+            .join_probes(shares, &part.partitioning.router_part)
+            .map(|mut report| {
+                report.flits_in_flight = global.flits;
+                report.stalled_cycles = engine.now - global.last_move;
+                report
+            });
+        *lock(&shared.probe_result) = report;
+    }
+    shared.gate.wait()?;
+    let report = lock(&shared.probe_result).clone();
+    // Nobody overwrites the result before everyone has read it.
+    shared.gate.wait()?;
+    Ok(report)
+}

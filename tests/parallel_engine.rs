@@ -1,0 +1,286 @@
+//! The parallel engine (one network split between threads) against the sequential engine:
+//! the same run end, cycle, counters and statistics, bit for bit, on every routing family it
+//! runs, and a clear refusal of what it does not run.
+
+use std::path::Path;
+
+use fabricopt::registry::routing::build_routing;
+use fabricopt::routing::table::route::{TableClasses, TableMode, TableRouting, table_from_routing};
+use fabricopt::routing::{
+    Candidate, PacketInfo, RouteContext, RouteRng, RouteState, RoutingConfig, RoutingFunction,
+    VcRange,
+};
+use fabricopt::sim::engine::run_partitioned;
+use fabricopt::sim::{Engine, RunEnd, SimConfig, SimParams};
+use fabricopt::topology::{Topology, TopologyConfig};
+use fabricopt::traffic::{Traffic, TrafficConfig};
+
+fn topo(spec: &str) -> Topology {
+    TopologyConfig::parse_spec(spec)
+        .unwrap()
+        .build(Path::new("."), 1)
+        .unwrap()
+}
+
+fn traffic(t: &Topology, pattern: &str, load: f64) -> Traffic {
+    let mut cfg = TrafficConfig::new(pattern, load);
+    cfg.packet_size = Some(4);
+    Traffic::build(&[cfg], t, 7, Path::new(".")).unwrap()
+}
+
+fn params(vcs: usize, depth: u32) -> SimParams {
+    SimConfig {
+        num_vcs: Some(vcs),
+        vc_depth: Some(depth),
+        warmup_cycles: Some(600),
+        measure_cycles: Some(2500),
+        ..SimConfig::default()
+    }
+    .resolve()
+    .unwrap()
+}
+
+/// Runs `routing` sequentially and in 2 and 3 partitions; everything measured must agree.
+fn agrees(t: &Topology, routing: &dyn RoutingFunction, tr: &Traffic, p: &SimParams) -> RunEnd {
+    let seed = 11;
+    let mut sequential = Engine::new(t, routing, tr.clone(), p.clone(), seed);
+    let end = sequential.run();
+    let expected = (
+        end.clone(),
+        sequential.now(),
+        sequential.counters.clone(),
+        format!("{:?}", sequential.stats.summarize(t.num_terminals())),
+    );
+    for parts in [2, 3] {
+        let run = run_partitioned(t, routing, tr, p, seed, parts).unwrap();
+        assert!(run.partitioning.cut_channels > 0);
+        let got = (
+            run.end,
+            run.now,
+            run.counters,
+            format!("{:?}", run.stats.summarize(t.num_terminals())),
+        );
+        assert_eq!(got, expected, "{} in {parts} partitions", routing.name());
+    }
+    end
+}
+
+/// Global channels five times as long as local ones, as in the bench case.
+const DRAGONFLY: &str = "dragonfly:p=2,a=4,h=2,g=9,local_latency=2,global_latency=10";
+
+fn named(name: &str, t: &Topology, vcs: usize) -> Box<dyn RoutingFunction> {
+    build_routing(&RoutingConfig::new(name), t, vcs).unwrap()
+}
+
+#[test]
+fn mesh_and_torus_agree_bit_for_bit() {
+    for (spec, algorithm, load) in [
+        ("mesh:6x6,c=2", "dor", 0.15),
+        ("torus:6x6", "dor", 0.35),
+        ("mesh:6x6", "duato", 0.4),
+        ("mesh:6x6", "valiant", 0.2),
+    ] {
+        let t = topo(spec);
+        let p = params(4, 4);
+        let r = named(algorithm, &t, p.num_vcs);
+        let end = agrees(&t, r.as_ref(), &traffic(&t, "uniform", load), &p);
+        assert_eq!(end, RunEnd::Completed, "{spec} {algorithm}");
+    }
+}
+
+#[test]
+fn dragonfly_min_ugal_par_valiant_agree_bit_for_bit() {
+    let t = topo(DRAGONFLY);
+    let p = params(5, 16);
+    for (algorithm, pattern, load) in [
+        ("min", "uniform", 0.3),
+        ("ugal_g", "uniform", 0.3),
+        ("ugal_n", "randperm", 0.3),
+        ("par", "uniform", 0.35),
+        ("val_g", "uniform", 0.25),
+    ] {
+        let r = named(algorithm, &t, p.num_vcs);
+        let end = agrees(&t, r.as_ref(), &traffic(&t, pattern, load), &p);
+        assert_eq!(end, RunEnd::Completed, "{algorithm} {pattern}");
+    }
+}
+
+#[test]
+fn table_routed_exanest_agrees_bit_for_bit() {
+    let t = topo("exanest:R=2,N=4,M=2,genome=5/17/8/22");
+    let vcs = 4;
+    let updown = named("updown", &t, vcs);
+    let table = table_from_routing(updown.as_ref(), &t, vcs).unwrap();
+    let classes = TableClasses::defaults(&t, vcs);
+    let routing = TableRouting::new(&t, table, TableMode::Hierarchy(classes)).unwrap();
+    let p = params(vcs, 4);
+    let end = agrees(&t, &routing, &traffic(&t, "uniform", 0.1), &p);
+    assert_eq!(end, RunEnd::Completed);
+}
+
+/// A saturated run ends the same way, at the same cycle, with the same reason.
+#[test]
+fn saturation_is_found_at_the_same_cycle() {
+    let t = topo("mesh:6x6");
+    let p = params(2, 4);
+    let r = named("dor", &t, p.num_vcs);
+    let tr = traffic(&t, "uniform", 0.9);
+    let mut sequential = Engine::new(&t, r.as_ref(), tr.clone(), p.clone(), 5);
+    let end = sequential.run();
+    assert!(matches!(end, RunEnd::Saturated(_)), "{end:?}");
+    let run = run_partitioned(&t, r.as_ref(), &tr, &p, 5, 2).unwrap();
+    assert_eq!(run.end, end);
+}
+
+#[test]
+fn partitions_follow_the_long_channels() {
+    use fabricopt::sim::engine::Partitioning;
+    let _ = std::any::type_name::<Partitioning>();
+    let t = topo(DRAGONFLY);
+    let p = params(4, 4);
+    let r = named("min", &t, p.num_vcs);
+    let run = run_partitioned(&t, r.as_ref(), &traffic(&t, "uniform", 0.1), &p, 1, 3).unwrap();
+    let parts = &run.partitioning;
+    // Whole groups (4 routers each), 3 per partition: only global channels are cut.
+    for g in 0..9 {
+        let part = parts.router_part[4 * g];
+        assert!((0..4).all(|i| parts.router_part[4 * g + i] == part));
+    }
+    let per_part: Vec<usize> = (0..3)
+        .map(|k| parts.router_part.iter().filter(|&&x| x == k).count())
+        .collect();
+    assert_eq!(per_part, [12, 12, 12]);
+    assert!(parts.method.contains("9 groups"), "{}", parts.method);
+}
+
+#[test]
+fn learned_routings_and_the_ioq_router_are_refused_clearly() {
+    let t = topo(DRAGONFLY);
+    let p = params(5, 16);
+    let q = named("q_adaptive", &t, p.num_vcs);
+    let err = run_partitioned(&t, q.as_ref(), &traffic(&t, "uniform", 0.1), &p, 1, 2)
+        .err()
+        .unwrap();
+    assert!(err.contains("parallel engine"), "{err}");
+    let err = run_partitioned(&t, q.as_ref(), &traffic(&t, "uniform", 0.1), &p, 1, 99)
+        .err()
+        .unwrap();
+    assert!(!err.is_empty());
+}
+
+/// Clockwise round a ring on one VC: a deadlock through every partition.
+struct Clockwise;
+
+impl RoutingFunction for Clockwise {
+    fn name(&self) -> String {
+        "clockwise".into()
+    }
+    fn min_vcs(&self) -> usize {
+        1
+    }
+    fn route(
+        &self,
+        ctx: &RouteContext,
+        pkt: &PacketInfo,
+        _state: &mut RouteState,
+        _rng: &mut RouteRng,
+        out: &mut Vec<Candidate>,
+    ) {
+        let port = if ctx.router as u32 == pkt.dst_router {
+            0
+        } else {
+            2
+        };
+        out.push(Candidate {
+            port,
+            vcs: VcRange::new(0, 1),
+        });
+    }
+}
+
+/// Packets between the routers of the square 5, 6, 10, 9 in the middle of a 4x4 mesh (across
+/// the cut between routers 0-7 and 8-15) go round it clockwise on VC 0; everything else
+/// follows XY order on VC 1: a deadlock confined to the square while the rest moves.
+struct ClockwiseSquare;
+
+const SQUARE: [u32; 4] = [5, 6, 10, 9];
+
+impl RoutingFunction for ClockwiseSquare {
+    fn name(&self) -> String {
+        "clockwise-square".into()
+    }
+    fn min_vcs(&self) -> usize {
+        2
+    }
+    fn route(
+        &self,
+        ctx: &RouteContext,
+        pkt: &PacketInfo,
+        _state: &mut RouteState,
+        _rng: &mut RouteRng,
+        out: &mut Vec<Candidate>,
+    ) {
+        let (cur, dst) = (ctx.router, pkt.dst_router as usize);
+        if cur == dst {
+            out.push(Candidate {
+                port: 0,
+                vcs: VcRange::new(0, 2),
+            });
+            return;
+        }
+        if SQUARE.contains(&pkt.src_router) && SQUARE.contains(&pkt.dst_router) {
+            // 5 -> 6 (+x), 6 -> 10 (+y), 10 -> 9 (-x), 9 -> 5 (-y).
+            let port = match cur {
+                5 => 2,
+                6 => 4,
+                10 => 1,
+                _ => 3,
+            };
+            out.push(Candidate {
+                port,
+                vcs: VcRange::single(0),
+            });
+            return;
+        }
+        let (x, y, dx, dy) = (cur % 4, cur / 4, dst % 4, dst / 4);
+        let port = if x != dx {
+            if dx > x { 2 } else { 1 }
+        } else if dy > y {
+            4
+        } else {
+            3
+        };
+        out.push(Candidate {
+            port,
+            vcs: VcRange::single(1),
+        });
+    }
+}
+
+/// Deadlocks are found at the same cycle with the same report: one that stops the whole ring
+/// (found by the joined analysis of both partitions), one confined to a square across the
+/// cut while the rest of the mesh keeps delivering.
+#[test]
+fn deadlocks_across_the_cut_are_reported_identically() {
+    let ring = topo("ring:4");
+    let mut p = params(1, 2);
+    p.deadlock_cycles = 300;
+    p.measure_cycles = 5000;
+    let end = agrees(&ring, &Clockwise, &traffic(&ring, "uniform", 0.9), &p);
+    let RunEnd::Deadlock(report) = end else {
+        panic!("expected a deadlock, got {end:?}")
+    };
+    assert!(report.blocked_vcs > 0);
+    let mesh = topo("mesh:4x4");
+    let mut p = params(2, 2);
+    p.measure_cycles = 100_000;
+    let end = agrees(&mesh, &ClockwiseSquare, &traffic(&mesh, "uniform", 0.3), &p);
+    let RunEnd::Deadlock(report) = end else {
+        panic!("expected a deadlock, got {end:?}")
+    };
+    assert!(report.stalled_cycles < 64, "others still move: {report:?}");
+    assert!(
+        report.cycle_vcs.iter().all(|v| SQUARE.contains(&v.0)),
+        "{report:?}"
+    );
+}
