@@ -250,15 +250,15 @@ pub(super) struct PartState {
     pub(super) index: usize,
     pub(super) partitioning: std::sync::Arc<Partitioning>,
     /// Per sending partition: its packet slot -> our slot, for packets whose head has come
-    /// in and whose tail has not yet.
-    incoming_slots: Vec<HashMap<u32, u32>>,
+    /// in and whose tail has not yet (indexed by the sender's slot: slots are dense).
+    incoming_slots: Vec<Vec<u32>>,
 }
 
 impl PartState {
     pub(super) fn new(partitioning: std::sync::Arc<Partitioning>, index: usize) -> Self {
         PartState {
             index,
-            incoming_slots: vec![HashMap::new(); partitioning.parts],
+            incoming_slots: vec![Vec::new(); partitioning.parts],
             partitioning,
         }
     }
@@ -283,7 +283,11 @@ impl<R: RouterModel> Engine<'_, R> {
                 flits: Vec::with_capacity(flits.len()),
                 credits,
             };
-            for (arrival, event) in flits {
+            for (i, &(arrival, event)) in flits.iter().enumerate() {
+                // The packet records of heads are read at random: start loading ahead.
+                if let Some(ahead) = flits.get(i + PREFETCH_AHEAD) {
+                    prefetch(&self.packets.table, ahead.1.flit.packet as usize);
+                }
                 let slot = event.flit.packet as usize;
                 let packet = (event.flit.index() == 0).then(|| {
                     let packet = self.packets.table[slot];
@@ -327,15 +331,23 @@ impl<R: RouterModel> Engine<'_, R> {
                         self.progress.measured_outstanding += 1;
                     }
                     let ours = self.packets.store(packet);
-                    slots.insert(theirs, ours);
+                    if slots.len() <= theirs as usize {
+                        slots.resize(theirs as usize + 1, NONE);
+                    }
+                    slots[theirs as usize] = ours;
                     ours
                 }
-                None => *slots
-                    .get(&theirs)
-                    .expect("a body flit follows its head through the same cut channel"),
+                None => {
+                    let ours = slots.get(theirs as usize).copied().unwrap_or(NONE);
+                    assert_ne!(
+                        ours, NONE,
+                        "a body flit follows its head through the same cut channel"
+                    );
+                    ours
+                }
             };
             if event.flit.is_tail() {
-                slots.remove(&theirs);
+                slots[theirs as usize] = NONE;
             }
             event.flit.packet = ours;
             self.progress.flits_in_network += 1;
