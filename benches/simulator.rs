@@ -6,8 +6,7 @@
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::time::Duration;
 
-use fabricopt::cli::bench::{CASES, case_setup, warmed_engine};
-use fabricopt::sim::engine::run_partitioned;
+use fabricopt::cli::bench::{CASES, case_setup, parallel_run, warmed_engine};
 
 fn cases(c: &mut Criterion) {
     let mut group = c.benchmark_group("simulator");
@@ -57,15 +56,7 @@ fn parallel(c: &mut Criterion) {
         b.iter_custom(|runs| {
             (0..runs)
                 .map(|_| {
-                    let run = run_partitioned(
-                        &setup.topo,
-                        setup.routing.as_ref(),
-                        &setup.traffic,
-                        &setup.params,
-                        setup.seed,
-                        setup.params.partitions,
-                    )
-                    .expect("the case runs in parallel");
+                    let run = parallel_run(&setup).expect("the case runs in parallel");
                     Duration::from_secs_f64(run.measure_seconds)
                 })
                 .sum()

@@ -6,10 +6,11 @@ use std::path::Path;
 
 use fabricopt::registry::routing::build_routing;
 use fabricopt::routing::table::route::{TableClasses, TableMode, TableRouting, table_from_routing};
-use fabricopt::routing::{
-    Candidate, PacketInfo, RouteContext, RouteRng, RouteState, RoutingConfig, RoutingFunction,
-    VcRange,
-};
+#[path = "support/deadlocking.rs"]
+mod deadlocking;
+
+use deadlocking::{Clockwise, ClockwiseSquare};
+use fabricopt::routing::{RoutingConfig, RoutingFunction};
 use fabricopt::sim::engine::run_partitioned;
 use fabricopt::sim::{Engine, RunEnd, SimConfig, SimParams};
 use fabricopt::topology::{Topology, TopologyConfig};
@@ -168,94 +169,8 @@ fn learned_routings_and_the_ioq_router_are_refused_clearly() {
     assert!(!err.is_empty());
 }
 
-/// Clockwise round a ring on one VC: a deadlock through every partition.
-struct Clockwise;
-
-impl RoutingFunction for Clockwise {
-    fn name(&self) -> String {
-        "clockwise".into()
-    }
-    fn min_vcs(&self) -> usize {
-        1
-    }
-    fn route(
-        &self,
-        ctx: &RouteContext,
-        pkt: &PacketInfo,
-        _state: &mut RouteState,
-        _rng: &mut RouteRng,
-        out: &mut Vec<Candidate>,
-    ) {
-        let port = if ctx.router as u32 == pkt.dst_router {
-            0
-        } else {
-            2
-        };
-        out.push(Candidate {
-            port,
-            vcs: VcRange::new(0, 1),
-        });
-    }
-}
-
-/// Packets between the routers of the square 5, 6, 10, 9 in the middle of a 4x4 mesh (across
-/// the cut between routers 0-7 and 8-15) go round it clockwise on VC 0; everything else
-/// follows XY order on VC 1: a deadlock confined to the square while the rest moves.
-struct ClockwiseSquare;
-
+/// A square across the cut between routers 0-7 and 8-15 of a 4x4 mesh.
 const SQUARE: [u32; 4] = [5, 6, 10, 9];
-
-impl RoutingFunction for ClockwiseSquare {
-    fn name(&self) -> String {
-        "clockwise-square".into()
-    }
-    fn min_vcs(&self) -> usize {
-        2
-    }
-    fn route(
-        &self,
-        ctx: &RouteContext,
-        pkt: &PacketInfo,
-        _state: &mut RouteState,
-        _rng: &mut RouteRng,
-        out: &mut Vec<Candidate>,
-    ) {
-        let (cur, dst) = (ctx.router, pkt.dst_router as usize);
-        if cur == dst {
-            out.push(Candidate {
-                port: 0,
-                vcs: VcRange::new(0, 2),
-            });
-            return;
-        }
-        if SQUARE.contains(&pkt.src_router) && SQUARE.contains(&pkt.dst_router) {
-            // 5 -> 6 (+x), 6 -> 10 (+y), 10 -> 9 (-x), 9 -> 5 (-y).
-            let port = match cur {
-                5 => 2,
-                6 => 4,
-                10 => 1,
-                _ => 3,
-            };
-            out.push(Candidate {
-                port,
-                vcs: VcRange::single(0),
-            });
-            return;
-        }
-        let (x, y, dx, dy) = (cur % 4, cur / 4, dst % 4, dst / 4);
-        let port = if x != dx {
-            if dx > x { 2 } else { 1 }
-        } else if dy > y {
-            4
-        } else {
-            3
-        };
-        out.push(Candidate {
-            port,
-            vcs: VcRange::single(1),
-        });
-    }
-}
 
 /// Deadlocks are found at the same cycle with the same report: one that stops the whole ring
 /// (found by the joined analysis of both partitions), one confined to a square across the
@@ -274,7 +189,12 @@ fn deadlocks_across_the_cut_are_reported_identically() {
     let mesh = topo("mesh:4x4");
     let mut p = params(2, 2);
     p.measure_cycles = 100_000;
-    let end = agrees(&mesh, &ClockwiseSquare, &traffic(&mesh, "uniform", 0.3), &p);
+    let end = agrees(
+        &mesh,
+        &ClockwiseSquare(SQUARE),
+        &traffic(&mesh, "uniform", 0.3),
+        &p,
+    );
     let RunEnd::Deadlock(report) = end else {
         panic!("expected a deadlock, got {end:?}")
     };

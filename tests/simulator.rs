@@ -4,6 +4,11 @@
 
 use std::path::Path;
 
+#[path = "support/deadlocking.rs"]
+mod deadlocking;
+
+use deadlocking::{Clockwise, ClockwiseSquare};
+
 use fabricopt::registry::routing::build_routing;
 use fabricopt::routing::{
     Candidate, PacketInfo, RouteContext, RouteRng, RouteState, RoutingConfig, RoutingFunction,
@@ -260,36 +265,6 @@ fn invariants_hold_under_load() {
     );
 }
 
-/// Clockwise routing on a ring with one VC: deadlocks under load.
-struct Clockwise;
-
-impl RoutingFunction for Clockwise {
-    fn name(&self) -> String {
-        "clockwise".into()
-    }
-    fn min_vcs(&self) -> usize {
-        1
-    }
-    fn route(
-        &self,
-        ctx: &RouteContext,
-        pkt: &PacketInfo,
-        _state: &mut RouteState,
-        _rng: &mut RouteRng,
-        out: &mut Vec<Candidate>,
-    ) {
-        let port = if ctx.router as u32 == pkt.dst_router {
-            0
-        } else {
-            2
-        };
-        out.push(Candidate {
-            port,
-            vcs: VcRange::new(0, 1),
-        });
-    }
-}
-
 #[test]
 fn a_cyclic_channel_dependency_is_reported_as_a_deadlock() {
     let t = topo("ring:4");
@@ -443,64 +418,7 @@ fn a_deadlock_is_reported_even_when_the_watchdog_outlasts_the_run() {
     );
 }
 
-/// Packets between the four routers of one mesh square go round it clockwise on VC 0 (a
-/// cycle of channel dependencies); everything else follows XY order on VC 1.
-struct ClockwiseSquare;
-
-const SQUARE: [usize; 4] = [0, 1, 5, 4];
-
-impl RoutingFunction for ClockwiseSquare {
-    fn name(&self) -> String {
-        "clockwise-square".into()
-    }
-    fn min_vcs(&self) -> usize {
-        2
-    }
-    fn route(
-        &self,
-        ctx: &RouteContext,
-        pkt: &PacketInfo,
-        _state: &mut RouteState,
-        _rng: &mut RouteRng,
-        out: &mut Vec<Candidate>,
-    ) {
-        let (cur, dst) = (ctx.router, pkt.dst_router as usize);
-        if cur == dst {
-            out.push(Candidate {
-                port: 0,
-                vcs: VcRange::new(0, 2),
-            });
-            return;
-        }
-        let in_square = |r: u32| SQUARE.contains(&(r as usize));
-        if in_square(pkt.src_router) && in_square(pkt.dst_router) {
-            // 0 -> 1 (+x), 1 -> 5 (+y), 5 -> 4 (-x), 4 -> 0 (-y) on the 4x4 mesh.
-            let port = match cur {
-                0 => 2,
-                1 => 4,
-                5 => 1,
-                _ => 3,
-            };
-            out.push(Candidate {
-                port,
-                vcs: VcRange::single(0),
-            });
-            return;
-        }
-        let (x, y, dx, dy) = (cur % 4, cur / 4, dst % 4, dst / 4);
-        let port = if x != dx {
-            if dx > x { 2 } else { 1 }
-        } else if dy > y {
-            4
-        } else {
-            3
-        };
-        out.push(Candidate {
-            port,
-            vcs: VcRange::single(1),
-        });
-    }
-}
+const SQUARE: [u32; 4] = [0, 1, 5, 4];
 
 /// A deadlock confined to one square of VC-0 buffers while the rest of the network keeps
 /// delivering (so no watchdog on global progress could see it) is found by the next probe,
@@ -513,7 +431,13 @@ fn a_partial_deadlock_is_found_while_other_traffic_moves() {
         vc_depth: Some(2),
         ..SimConfig::default()
     });
-    let mut e = Engine::new(&t, &ClockwiseSquare, traffic(&t, "uniform", 0.3, 8), p, 1);
+    let mut e = Engine::new(
+        &t,
+        &ClockwiseSquare(SQUARE),
+        traffic(&t, "uniform", 0.3, 8),
+        p,
+        1,
+    );
     let report = loop {
         for _ in 0..1024 {
             e.step();
@@ -528,7 +452,7 @@ fn a_partial_deadlock_is_found_while_other_traffic_moves() {
     // Square routers only, on VC 0 between routers (a square packet may hold any VC of its
     // injection port, port 0).
     for &(r, port, vc) in &report.cycle_vcs {
-        assert!(SQUARE.contains(&(r as usize)), "{report:?}");
+        assert!(SQUARE.contains(&r), "{report:?}");
         assert!(port == 0 || vc == 0, "{report:?}");
     }
     let before = e.counters.packets_delivered;

@@ -117,8 +117,8 @@ pub fn warmed_engine(setup: &Setup) -> BenchEngine<'_> {
     engine
 }
 
-/// A whole run of `setup` on the parallel engine.
-fn parallel_run(setup: &Setup) -> Result<crate::sim::engine::PartitionedRun> {
+/// A whole run of `setup` on the parallel engine (the `-2threads` cases).
+pub fn parallel_run(setup: &Setup) -> Result<crate::sim::engine::PartitionedRun> {
     crate::sim::engine::run_partitioned(
         &setup.topo,
         setup.routing.as_ref(),
