@@ -10,10 +10,7 @@ mod deadlocking;
 use deadlocking::{Clockwise, ClockwiseSquare};
 
 use fabricopt::registry::routing::build_routing;
-use fabricopt::routing::{
-    Candidate, PacketInfo, RouteContext, RouteRng, RouteState, RoutingConfig, RoutingFunction,
-    VcRange,
-};
+use fabricopt::routing::{RoutingConfig, RoutingFunction};
 use fabricopt::sim::{self, Engine, RouterKind, RunEnd, SimConfig, SimParams, Switching};
 use fabricopt::topology::metrics::distances_from;
 use fabricopt::topology::{Topology, TopologyConfig};
