@@ -12,7 +12,7 @@ mod deadlocking;
 use deadlocking::{Clockwise, ClockwiseSquare};
 use fabricopt::routing::{RoutingConfig, RoutingFunction};
 use fabricopt::sim::engine::run_partitioned;
-use fabricopt::sim::{Engine, RunEnd, SimConfig, SimParams};
+use fabricopt::sim::{Engine, RouterKind, RunEnd, SimConfig, SimParams};
 use fabricopt::topology::{Topology, TopologyConfig};
 use fabricopt::traffic::{Traffic, TrafficConfig};
 
@@ -30,12 +30,24 @@ fn traffic(t: &Topology, pattern: &str, load: f64) -> Traffic {
 }
 
 fn params(vcs: usize, depth: u32) -> SimParams {
+    config(vcs, depth).resolve().unwrap()
+}
+
+fn config(vcs: usize, depth: u32) -> SimConfig {
     SimConfig {
         num_vcs: Some(vcs),
         vc_depth: Some(depth),
         warmup_cycles: Some(600),
         measure_cycles: Some(2500),
         ..SimConfig::default()
+    }
+}
+
+/// The input-output-queued router with its defaults.
+fn ioq_params(vcs: usize, depth: u32) -> SimParams {
+    SimConfig {
+        router: Some(RouterKind::Ioq),
+        ..config(vcs, depth)
     }
     .resolve()
     .unwrap()
@@ -44,14 +56,24 @@ fn params(vcs: usize, depth: u32) -> SimParams {
 /// Runs `routing` sequentially and in 2 and 3 partitions; everything measured must agree.
 fn agrees(t: &Topology, routing: &dyn RoutingFunction, tr: &Traffic, p: &SimParams) -> RunEnd {
     let seed = 11;
-    let mut sequential = Engine::new(t, routing, tr.clone(), p.clone(), seed);
-    let end = sequential.run();
-    let expected = (
-        end.clone(),
-        sequential.now(),
-        sequential.counters.clone(),
-        format!("{:?}", sequential.stats.summarize(t.num_terminals())),
-    );
+    macro_rules! sequential {
+        ($engine:expr) => {{
+            let mut sequential = $engine;
+            let end = sequential.run();
+            (
+                end,
+                sequential.now(),
+                sequential.counters.clone(),
+                format!("{:?}", sequential.stats.summarize(t.num_terminals())),
+            )
+        }};
+    }
+    let expected = if p.ioq.is_some() {
+        sequential!(Engine::new_ioq(t, routing, tr.clone(), p.clone(), seed))
+    } else {
+        sequential!(Engine::new(t, routing, tr.clone(), p.clone(), seed))
+    };
+    let end = expected.0.clone();
     for parts in [2, 3] {
         let run = run_partitioned(t, routing, tr, p, seed, parts).unwrap();
         assert!(run.partitioning.cut_channels > 0);
@@ -155,7 +177,7 @@ fn partitions_follow_the_long_channels() {
 }
 
 #[test]
-fn learned_routings_and_the_ioq_router_are_refused_clearly() {
+fn learned_routings_and_too_many_partitions_are_refused_clearly() {
     let t = topo(DRAGONFLY);
     let p = params(5, 16);
     let q = named("q_adaptive", &t, p.num_vcs);
@@ -203,4 +225,28 @@ fn deadlocks_across_the_cut_are_reported_identically() {
         report.cycle_vcs.iter().all(|v| SQUARE.contains(&v.0)),
         "{report:?}"
     );
+}
+
+/// The input-output-queued router: its own timing (serialisation, input and output latency in
+/// the lookahead) and its own deadlock analysis (input and output buffers), joined across the
+/// cut.
+#[test]
+fn the_input_output_queued_router_agrees_bit_for_bit() {
+    for (spec, algorithm, vcs, load) in [
+        ("mesh:6x6", "dor", 2, 0.3),
+        (DRAGONFLY, "min", 3, 0.3),
+        (DRAGONFLY, "ugal_n", 4, 0.3),
+    ] {
+        let t = topo(spec);
+        let p = ioq_params(vcs, 16);
+        let r = named(algorithm, &t, vcs);
+        let end = agrees(&t, r.as_ref(), &traffic(&t, "uniform", load), &p);
+        assert_eq!(end, RunEnd::Completed, "{spec} {algorithm}");
+    }
+    let ring = topo("ring:4");
+    let mut p = ioq_params(1, 2);
+    p.deadlock_cycles = 300;
+    p.measure_cycles = 5000;
+    let end = agrees(&ring, &Clockwise, &traffic(&ring, "uniform", 0.9), &p);
+    assert!(matches!(end, RunEnd::Deadlock(_)), "{end:?}");
 }

@@ -365,9 +365,7 @@ impl SimParams {
             ));
         }
         if p.partitions > 1 {
-            let refused = if p.ioq.is_some() {
-                Some("router = \"ioq\"")
-            } else if p.timeline_window > 0 {
+            let refused = if p.timeline_window > 0 {
                 Some("timeline_window")
             } else if p.pretrain_runs > 0 {
                 Some("pretrain_runs")

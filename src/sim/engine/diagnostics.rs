@@ -267,6 +267,69 @@ impl<R: RouterModel> Engine<'_, R> {
     }
 }
 
+/// Marks a wait, in a partition's share, on whoever holds an output VC another partition owns
+/// (the input-queued router's `vc_liveness`): resolved when the shares are joined.
+pub(super) const OWNER_OF: usize = 1 << (usize::BITS - 2);
+
+/// A partition's share of a deadlock analysis in the parallel engine
+/// (`RouterModel::probe_part`): full-size tables over the model's nodes (input VCs, then any
+/// other buffers, numbered as in its `find_deadlock`), of which only the entries of the
+/// partition's own routers count.
+pub struct ProbePart {
+    pub(super) live: Vec<bool>,
+    pub(super) waits: Vec<Vec<usize>>,
+    pub(super) held: Vec<u32>,
+    /// Per output VC, the input VC holding it, when waits may be `OWNER_OF` (else empty).
+    pub(super) owners: Vec<u32>,
+}
+
+impl<R: RouterModel> Engine<'_, R> {
+    /// `find_deadlock` over the whole network from every partition's share (`parts[k]` of
+    /// partition k; `router_part` says who owns which router): each node's entries come from
+    /// its router's partition, and a wait on another partition's output VC is resolved to
+    /// that output VC's holder (live if it has none).
+    pub(super) fn join_probes(
+        &self,
+        mut parts: Vec<ProbePart>,
+        router_part: &[u32],
+    ) -> Option<DeadlockReport> {
+        let num_vcs = self.num_vcs;
+        let vcs = self.channels.router_counters;
+        let part_of = |node: usize| {
+            router_part[self.net.port_router[(node % vcs) / num_vcs] as usize] as usize
+        };
+        let n = parts[0].live.len();
+        let mut live = vec![false; n];
+        let mut waits = vec![Vec::new(); n];
+        let mut held = vec![0u32; n];
+        for node in 0..n {
+            let q = part_of(node);
+            live[node] = parts[q].live[node];
+            held[node] = parts[q].held[node];
+            let mut wait = std::mem::take(&mut parts[q].waits[node]);
+            if let [w] = wait[..] {
+                if w & OWNER_OF != 0 {
+                    let output_vc = w & !OWNER_OF;
+                    match parts[part_of(output_vc)].owners[output_vc] {
+                        NONE => {
+                            live[node] = true;
+                            wait.clear();
+                        }
+                        owner => wait[0] = owner as usize,
+                    }
+                }
+            }
+            waits[node] = wait;
+        }
+        self.stuck_vcs(
+            live,
+            waits,
+            |node| held[node],
+            |node| self.describe_vc(node % vcs),
+        )
+    }
+}
+
 /// Source-queue growth criterion (see docs/simulator.md): saturated when the queues grew in
 /// at least three quarters of the batches and by more than two packets per terminal overall.
 pub(super) fn queue_growth(at_batch: &[u64], terminals: usize) -> Option<String> {

@@ -110,6 +110,14 @@ pub trait RouterModel: Sized {
     /// `Engine::find_deadlock`).
     fn find_deadlock(engine: &Engine<'_, Self>) -> Option<DeadlockReport>;
 
+    /// A partition's share of `find_deadlock` in the parallel engine: every node's liveness,
+    /// wait edges and flits, exact for the nodes of the routers `owns_router` accepts
+    /// (`Engine::join_probes` puts the shares together).
+    fn probe_part(
+        engine: &Engine<'_, Self>,
+        owns_router: &dyn Fn(usize) -> bool,
+    ) -> super::diagnostics::ProbePart;
+
     /// The model's own invariants (the engine checks flit conservation and the credit
     /// protocol); `Err` describes the first violation.
     fn check_state(engine: &Engine<'_, Self>) -> Result<(), String>;

@@ -18,8 +18,8 @@
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
 
+use super::diagnostics::ProbePart;
 use super::diagnostics::queue_growth;
-use super::input_queued::ProbePart;
 use super::partition::{Mail, PartState, Partitioning};
 use super::*;
 use crate::sim::stats::Collector as Stats;
@@ -148,8 +148,8 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// Runs one simulation (warm-up, measurement, drain, as `Engine::run`) split into `parts`
-/// partitions, one thread each. The input-queued router only, and routings that keep no
-/// state across packets (a learned routing is refused: see docs/simulator.md).
+/// partitions, one thread each, on the router model `params` selects. Routings that keep no
+/// state across packets only (a learned routing is refused: see docs/simulator.md).
 pub fn run_partitioned(
     topo: &Topology,
     routing: &dyn RoutingFunction,
@@ -158,11 +158,20 @@ pub fn run_partitioned(
     seed: u64,
     parts: usize,
 ) -> Result<PartitionedRun, String> {
-    if params.ioq.is_some() {
-        return Err(
-            "the parallel engine runs the input-queued router only (router = \"iq\")".into(),
-        );
+    match params.ioq {
+        None => run_on::<InputQueuedRouter>(topo, routing, traffic, params, seed, parts),
+        Some(_) => run_on::<IoQueuedRouter>(topo, routing, traffic, params, seed, parts),
     }
+}
+
+fn run_on<R: RouterModel>(
+    topo: &Topology,
+    routing: &dyn RoutingFunction,
+    traffic: &Traffic,
+    params: &SimParams,
+    seed: u64,
+    parts: usize,
+) -> Result<PartitionedRun, String> {
     let session = default_session(routing, seed);
     if session.hooks() != SessionHooks::default() {
         return Err(format!(
@@ -199,7 +208,7 @@ pub fn run_partitioned(
                 let traffic = traffic.clone();
                 scope.spawn(move || {
                     let _guard = BreakOnPanic(&shared.gate);
-                    let mut engine = Engine::<InputQueuedRouter>::build_part(
+                    let mut engine = Engine::<R>::build_part(
                         topo,
                         default_session(routing, seed),
                         traffic,
@@ -263,8 +272,8 @@ pub fn run_partitioned(
 
 /// Partition `k`'s side of the run (every partition takes the same decisions, from the same
 /// joined logs).
-fn drive(
-    engine: &mut Engine<'_, InputQueuedRouter>,
+fn drive<R: RouterModel>(
+    engine: &mut Engine<'_, R>,
     k: usize,
     shared: &Shared,
     lookahead: u64,
@@ -390,8 +399,8 @@ fn drive(
 }
 
 /// `Engine::saturated` for the whole network: a deadlock, if there is one, is what to report.
-fn saturated(
-    engine: &Engine<'_, InputQueuedRouter>,
+fn saturated<R: RouterModel>(
+    engine: &Engine<'_, R>,
     k: usize,
     shared: &Shared,
     reason: String,
@@ -405,14 +414,14 @@ fn saturated(
 
 /// `Engine::find_deadlock` over the whole network: every partition hands in its share, the
 /// first joins them, all read the result.
-fn probe(
-    engine: &Engine<'_, InputQueuedRouter>,
+fn probe<R: RouterModel>(
+    engine: &Engine<'_, R>,
     k: usize,
     shared: &Shared,
     global: &CycleLog,
 ) -> Result<Option<DeadlockReport>, Abandoned> {
     let part = engine.part.as_ref().expect("a partition's engine");
-    *lock(&shared.probes[k]) = Some(engine.probe_part(|r| part.owns_router(r)));
+    *lock(&shared.probes[k]) = Some(R::probe_part(engine, &|r| part.owns_router(r)));
     shared.gate.wait()?;
     if k == 0 {
         let shares = shared

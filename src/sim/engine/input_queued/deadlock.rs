@@ -3,8 +3,7 @@
 
 use super::*;
 
-/// Marks a wait on whoever owns an output VC another partition holds (`vc_liveness`).
-pub(in crate::sim::engine) const OWNER_OF: usize = 1 << (usize::BITS - 2);
+use super::super::diagnostics::{OWNER_OF, ProbePart};
 
 impl Engine<'_, InputQueuedRouter> {
     /// `Engine::find_deadlock` for input-queued routers. A VC is *live* when its stage's
@@ -26,10 +25,7 @@ impl Engine<'_, InputQueuedRouter> {
     /// output VC is left not live, waiting on `OWNER_OF | that output VC`, for the
     /// partitions' results to be joined (parallel.rs): live if the output VC has no owner,
     /// else waiting on its owner.
-    pub(in crate::sim::engine) fn vc_liveness(
-        &self,
-        local_output_vc: impl Fn(usize) -> bool,
-    ) -> (Vec<bool>, Vec<Vec<usize>>) {
+    fn vc_liveness(&self, local_output_vc: impl Fn(usize) -> bool) -> (Vec<bool>, Vec<Vec<usize>>) {
         let num_vcs = self.num_vcs;
         let input_vcs = &self.router.input_vcs;
         let output_vcs = &self.router.output_vcs;
@@ -136,23 +132,10 @@ impl Engine<'_, InputQueuedRouter> {
     }
 }
 
-/// A partition's share of a deadlock analysis of the parallel engine: full-size tables, of
-/// which only the entries of the partition's own routers count.
-pub(in crate::sim::engine) struct ProbePart {
-    live: Vec<bool>,
-    waits: Vec<Vec<usize>>,
-    held: Vec<u32>,
-    /// Per output VC, the input VC holding it.
-    owners: Vec<u32>,
-}
-
 impl Engine<'_, InputQueuedRouter> {
     /// This partition's share of `find_stuck_vcs` (its own routers are those for which
     /// `owns_router` holds).
-    pub(in crate::sim::engine) fn probe_part(
-        &self,
-        owns_router: impl Fn(usize) -> bool,
-    ) -> ProbePart {
+    pub(super) fn iq_probe_part(&self, owns_router: &dyn Fn(usize) -> bool) -> ProbePart {
         let num_vcs = self.num_vcs;
         let (live, waits) = self.vc_liveness(|output_vc| {
             owns_router(self.net.port_router[output_vc / num_vcs] as usize)
@@ -171,43 +154,5 @@ impl Engine<'_, InputQueuedRouter> {
             live,
             waits,
         }
-    }
-
-    /// `find_stuck_vcs` over the whole network from every partition's share (`parts[k]` of
-    /// partition k; `router_part` says who owns which router): each VC's entries come from
-    /// its router's partition, and a wait on another partition's output VC is resolved to
-    /// that output VC's owner.
-    pub(in crate::sim::engine) fn join_probes(
-        &self,
-        mut parts: Vec<ProbePart>,
-        router_part: &[u32],
-    ) -> Option<DeadlockReport> {
-        let num_vcs = self.num_vcs;
-        let part_of_vc =
-            |vc: usize| router_part[self.net.port_router[vc / num_vcs] as usize] as usize;
-        let n = parts[0].live.len();
-        let mut live = vec![false; n];
-        let mut waits = vec![Vec::new(); n];
-        let mut held = vec![0u32; n];
-        for i in 0..n {
-            let q = part_of_vc(i);
-            live[i] = parts[q].live[i];
-            held[i] = parts[q].held[i];
-            let mut wait = std::mem::take(&mut parts[q].waits[i]);
-            if let [w] = wait[..] {
-                if w & OWNER_OF != 0 {
-                    let output_vc = w & !OWNER_OF;
-                    match parts[part_of_vc(output_vc)].owners[output_vc] {
-                        NONE => {
-                            live[i] = true;
-                            wait.clear();
-                        }
-                        owner => wait[0] = owner as usize,
-                    }
-                }
-            }
-            waits[i] = wait;
-        }
-        self.stuck_vcs(live, waits, |i| held[i], |i| self.describe_vc(i))
     }
 }

@@ -22,7 +22,6 @@
 
 mod alloc;
 mod deadlock;
-pub(in crate::sim::engine) use deadlock::ProbePart;
 mod pipeline;
 mod vcs;
 mod view;
@@ -224,6 +223,13 @@ impl RouterModel for InputQueuedRouter {
 
     fn credits(&self, counter: usize) -> u32 {
         self.output_vcs.records[counter].credits
+    }
+
+    fn probe_part(
+        engine: &Engine<'_, Self>,
+        owns_router: &dyn Fn(usize) -> bool,
+    ) -> super::diagnostics::ProbePart {
+        engine.iq_probe_part(owns_router)
     }
 
     fn find_deadlock(engine: &Engine<'_, Self>) -> Option<DeadlockReport> {

@@ -20,6 +20,20 @@ impl Engine<'_, IoQueuedRouter> {
     ///   VC (an output VC waits for credits); empty but reserved, it waits on the input VC
     ///   crossing into it.
     pub(super) fn ioq_find_stuck_vcs(&self) -> Option<DeadlockReport> {
+        let (live, waits, held) = self.ioq_liveness();
+        let n = self.router.inputs.len();
+        self.stuck_vcs(
+            live,
+            waits,
+            |node| held[node],
+            |node| self.describe_vc(node % n),
+        )
+    }
+
+    /// Each node's liveness, the nodes it waits on and the flits it holds (see
+    /// `ioq_find_stuck_vcs`). Only a node's own router's state is read, so a partition of
+    /// the parallel engine computes its own nodes' entries exactly.
+    pub(super) fn ioq_liveness(&self) -> (Vec<bool>, Vec<Vec<usize>>, Vec<u32>) {
         let num_vcs = self.num_vcs;
         let router = &self.router;
         let n = router.inputs.len();
@@ -107,14 +121,16 @@ impl Engine<'_, IoQueuedRouter> {
                 }
             };
         }
-        let held = |node: usize| {
-            if node < n {
-                router.inputs[node].len
-            } else {
-                router.outputs[node - n].len
-            }
-        };
-        self.stuck_vcs(live, waits, held, |node| self.describe_vc(node % n))
+        let held = (0..2 * n)
+            .map(|node| {
+                if node < n {
+                    router.inputs[node].len
+                } else {
+                    router.outputs[node - n].len
+                }
+            })
+            .collect();
+        (live, waits, held)
     }
 
     /// The credits the front packet of output VC `vc` of global port `port` needs to move

@@ -354,6 +354,20 @@ impl RouterModel for IoQueuedRouter {
         self.outputs[counter].credits
     }
 
+    fn probe_part(
+        engine: &Engine<'_, Self>,
+        _owns_router: &dyn Fn(usize) -> bool,
+    ) -> super::diagnostics::ProbePart {
+        // Every node's entries read only its own router's state: nothing to defer.
+        let (live, waits, held) = engine.ioq_liveness();
+        super::diagnostics::ProbePart {
+            live,
+            waits,
+            held,
+            owners: Vec::new(),
+        }
+    }
+
     fn find_deadlock(engine: &Engine<'_, Self>) -> Option<DeadlockReport> {
         engine.ioq_find_stuck_vcs()
     }
