@@ -176,19 +176,52 @@ fn partitions_follow_the_long_channels() {
     assert!(parts.method.contains("9 groups"), "{}", parts.method);
 }
 
+/// Q-adaptive and Q-routing learn per router, and their feedback crosses the cut as remote
+/// updates one link's latency late: the same Q-tables, so the same routes, bit for bit, on
+/// both router models (the input-output-queued one sending feedback when the packet leaves
+/// the input buffer as well as at the head's arrival).
 #[test]
-fn learned_routings_and_too_many_partitions_are_refused_clearly() {
+fn learned_routings_agree_bit_for_bit() {
     let t = topo(DRAGONFLY);
-    let p = params(5, 16);
-    let q = named("q_adaptive", &t, p.num_vcs);
-    let err = run_partitioned(&t, q.as_ref(), &traffic(&t, "uniform", 0.1), &p, 1, 2)
+    for (algorithm, ioq, pattern) in [
+        ("q_adaptive", false, "uniform"),
+        ("q_adaptive", false, "randperm"),
+        ("q_routing", false, "uniform"),
+        ("q_adaptive", true, "uniform"),
+    ] {
+        let p = if ioq {
+            ioq_params(5, 16)
+        } else {
+            params(5, 16)
+        };
+        let r = named(algorithm, &t, p.num_vcs);
+        let end = agrees(&t, r.as_ref(), &traffic(&t, pattern, 0.15), &p);
+        assert_eq!(end, RunEnd::Completed, "{algorithm} ioq {ioq}");
+    }
+    let cfg = RoutingConfig::new("q_adaptive").with(
+        "q",
+        std::collections::BTreeMap::from([("feedback_at", "input_exit")]),
+    );
+    let p = ioq_params(5, 16);
+    let r = build_routing(&cfg, &t, p.num_vcs).unwrap();
+    let end = agrees(&t, r.as_ref(), &traffic(&t, "uniform", 0.15), &p);
+    assert_eq!(end, RunEnd::Completed, "q_adaptive, feedback at input exit");
+}
+
+#[test]
+fn dqn_and_too_many_partitions_are_refused_clearly() {
+    let t = topo("torus:4x4");
+    let p = params(4, 16);
+    let dqn = named("dqn", &t, p.num_vcs);
+    let err = run_partitioned(&t, dqn.as_ref(), &traffic(&t, "uniform", 0.1), &p, 1, 2)
         .err()
         .unwrap();
     assert!(err.contains("parallel engine"), "{err}");
-    let err = run_partitioned(&t, q.as_ref(), &traffic(&t, "uniform", 0.1), &p, 1, 99)
+    let dor = named("dor", &t, p.num_vcs);
+    let err = run_partitioned(&t, dor.as_ref(), &traffic(&t, "uniform", 0.1), &p, 1, 17)
         .err()
         .unwrap();
-    assert!(!err.is_empty());
+    assert!(err.contains("17 partitions"), "{err}");
 }
 
 /// A square across the cut between routers 0-7 and 8-15 of a 4x4 mesh.

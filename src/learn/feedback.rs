@@ -32,6 +32,12 @@ impl QTable {
         QTable { values, rows, cols }
     }
 
+    /// The router whose entry `index` is.
+    #[inline]
+    pub fn router_of(&self, index: usize) -> usize {
+        index / (self.rows * self.cols)
+    }
+
     /// Position of an entry in the flat array (what feedback events carry).
     #[inline]
     pub fn index(&self, router: usize, row: usize, col: usize) -> usize {
@@ -155,6 +161,17 @@ impl FeedbackQueue {
     #[inline]
     pub(crate) fn push(&mut self, now: u64, delay: u32, index: u32, target: f32) {
         let due = now + u64::from(delay.max(1));
+        self.slots[(due & self.mask) as usize].push(Update { due, index, target });
+        self.pending += 1;
+    }
+
+    /// An update of entry `index` due at cycle `due` (not yet delivered; sent elsewhere: a
+    /// partition of the parallel engine).
+    pub(crate) fn push_due(&mut self, due: u64, index: u32, target: f32) {
+        debug_assert!(
+            due >= self.next,
+            "an update due at a cycle already delivered"
+        );
         self.slots[(due & self.mask) as usize].push(Update { due, index, target });
         self.pending += 1;
     }

@@ -9,6 +9,7 @@ use std::fmt::Debug;
 use std::sync::Arc;
 
 use super::feedback::{FeedbackQueue, QTable, Rates};
+use crate::routing::session::RemoteUpdate;
 use crate::routing::{
     Candidate, PacketInfo, RouteContext, RouteRng, RouteState, RoutingSession, SessionHooks,
 };
@@ -91,6 +92,10 @@ pub struct QSession<M: QModel> {
     /// `FeedbackAt::InputExit`: per packet slot, the r measured at the head's arrival,
     /// waiting for the packet to leave the input buffer.
     arrival_r: Vec<f32>,
+    /// In the parallel engine: which partition runs each router, which one is ours, and
+    /// the feedback for other partitions' routers, in the order sent.
+    partition: Option<(Arc<Vec<u32>>, u32)>,
+    remote: Vec<RemoteUpdate>,
 }
 
 impl<M: QModel> QSession<M> {
@@ -101,8 +106,28 @@ impl<M: QModel> QSession<M> {
             updates: 0,
             learning: true,
             arrival_r: Vec::new(),
+            partition: None,
+            remote: Vec::new(),
             model,
         }
+    }
+
+    /// Sends feedback for entry `index` (of whichever router holds it), due `delay` cycles
+    /// after `now`: into our queue, or aside for the partition that runs that router.
+    fn send(&mut self, now: u64, delay: u32, index: usize, target: f32) {
+        if let Some((router_part, own)) = &self.partition {
+            let router = self.q.router_of(index);
+            if router_part[router] != *own {
+                self.remote.push(RemoteUpdate {
+                    router: router as u32,
+                    due: now + u64::from(delay.max(1)),
+                    index: index as u32,
+                    target,
+                });
+                return;
+            }
+        }
+        self.feedback.push(now, delay, index as u32, target);
     }
 
     /// Feedback sent and not yet applied.
@@ -168,8 +193,7 @@ impl<M: QModel> RoutingSession for QSession<M> {
             return;
         }
         if let Some(f) = self.model.feedback(&self.q, router, in_port, pkt) {
-            self.feedback
-                .push(now, f.latency, f.index as u32, r + f.q_y);
+            self.send(now, f.latency, f.index, r + f.q_y);
         }
     }
 
@@ -187,8 +211,7 @@ impl<M: QModel> RoutingSession for QSession<M> {
         // Q_y as it stands when the packet leaves, r as measured at its arrival.
         if let Some(f) = self.model.feedback(&self.q, router, in_port, pkt) {
             let r = self.arrival_r.get(pkt.id as usize).copied().unwrap_or(0.0);
-            self.feedback
-                .push(now, back_delay, f.index as u32, r + f.q_y);
+            self.send(now, back_delay, f.index, r + f.q_y);
         }
     }
 
@@ -207,5 +230,25 @@ impl<M: QModel> RoutingSession for QSession<M> {
 
     fn as_any(&self) -> Option<&dyn Any> {
         Some(self)
+    }
+
+    /// Feedback crosses partitions as remote updates, one link's latency (or a credit's
+    /// delay) late: never inside the parallel engine's lookahead.
+    fn runs_partitioned(&self) -> bool {
+        true
+    }
+
+    fn set_partition(&mut self, router_part: Arc<Vec<u32>>, own: u32) {
+        self.partition = Some((router_part, own));
+    }
+
+    fn take_remote_updates(&mut self) -> Vec<RemoteUpdate> {
+        std::mem::take(&mut self.remote)
+    }
+
+    fn put_remote_updates(&mut self, updates: Vec<RemoteUpdate>) {
+        for u in updates {
+            self.feedback.push_due(u.due, u.index, u.target);
+        }
     }
 }

@@ -123,12 +123,12 @@ pub(crate) fn routing_and_params(
     }
     if params.partitions > 1 {
         let session = crate::sim::engine::default_session(routing.as_ref(), 0);
-        if session.hooks() != Default::default() {
+        if !session.runs_partitioned() {
             return Err(crate::Error::field(
                 "simulation.partitions",
                 format!(
-                    "routing `{}` learns while it runs: the parallel engine (partitions > 1) \
-                     runs only routings that keep no state between packets; use partitions = 1",
+                    "routing `{}` learns with state the parallel engine (partitions > 1) \
+                     cannot split between partitions yet; use partitions = 1",
                     cfg.algorithm
                 ),
             ));

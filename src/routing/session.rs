@@ -155,6 +155,38 @@ pub trait RoutingSession: Send {
     fn as_any(&self) -> Option<&dyn Any> {
         None
     }
+
+    /// Whether the session can run as one partition of the parallel engine (one session per
+    /// partition, each running its own routers): true when it keeps no state, or when
+    /// everything it tells another router travels as [`RemoteUpdate`]s at least one link's
+    /// latency late.
+    fn runs_partitioned(&self) -> bool {
+        self.hooks() == SessionHooks::default()
+    }
+
+    /// Parallel engine: this session runs the routers `router_part[r] == own`; what it would
+    /// tell others goes aside for [`RoutingSession::take_remote_updates`].
+    fn set_partition(&mut self, _router_part: std::sync::Arc<Vec<u32>>, _own: u32) {}
+
+    /// Parallel engine: what this session has for routers of other partitions since the last
+    /// call, in the order sent.
+    fn take_remote_updates(&mut self) -> Vec<RemoteUpdate> {
+        Vec::new()
+    }
+
+    /// Parallel engine: what other partitions' sessions sent for our routers, each due at a
+    /// cycle not yet run.
+    fn put_remote_updates(&mut self, _updates: Vec<RemoteUpdate>) {}
+}
+
+/// What a learning session tells a router of another partition (the parallel engine): an
+/// update of entry `index` of its state, due at cycle `due`, for `router`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RemoteUpdate {
+    pub router: u32,
+    pub due: u64,
+    pub index: u32,
+    pub target: f32,
 }
 
 /// A stateless routing function seen as a session (what every classical algorithm runs as).

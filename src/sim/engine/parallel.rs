@@ -173,10 +173,10 @@ fn run_on<R: RouterModel>(
     parts: usize,
 ) -> Result<PartitionedRun, String> {
     let session = default_session(routing, seed);
-    if session.hooks() != SessionHooks::default() {
+    if !session.runs_partitioned() {
         return Err(format!(
-            "routing '{}' learns or follows packets as they move: the parallel engine does \
-             not run it yet",
+            "routing '{}' learns with state the parallel engine cannot split between \
+             partitions yet",
             session.name()
         ));
     }
@@ -186,6 +186,7 @@ fn run_on<R: RouterModel>(
         let ports = Ports::new(&net, params);
         Arc::new(Partitioning::new(&net, &ports, parts)?)
     };
+    let router_part = Arc::new(partitioning.router_part.clone());
     let shared = Shared {
         parts,
         gate: Gate {
@@ -205,12 +206,15 @@ fn run_on<R: RouterModel>(
         let handles: Vec<_> = (0..parts)
             .map(|k| {
                 let (shared, partitioning, setup) = (&shared, &partitioning, &setup);
+                let router_part = &router_part;
                 let traffic = traffic.clone();
                 scope.spawn(move || {
                     let _guard = BreakOnPanic(&shared.gate);
+                    let mut session = default_session(routing, seed);
+                    session.set_partition(Arc::clone(router_part), k as u32);
                     let mut engine = Engine::<R>::build_part(
                         topo,
-                        default_session(routing, seed),
+                        session,
                         traffic,
                         params.clone(),
                         seed,

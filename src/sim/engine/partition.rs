@@ -11,6 +11,8 @@
 
 use std::collections::HashMap;
 
+use crate::routing::session::RemoteUpdate;
+
 use super::*;
 
 /// How the routers are split between partitions, and the lookahead that allows.
@@ -38,8 +40,9 @@ impl Partitioning {
     /// are dealt out in router order to partitions of about equal size. The first delay that
     /// gives a balanced split wins; when none does (every channel equally long: a mesh or a
     /// torus), routers are split in router order, which cuts a mesh or a torus into slabs.
-    /// A channel's delay is the shorter of its flit's (switch allocation, traversal and the
-    /// link) and its credit's (credit delay and the link).
+    /// A channel's delay is the shortest of its flit's (switch allocation, traversal and the
+    /// link), its credit's (credit delay and the link) and the link's latency alone (what a
+    /// learning routing's feedback takes back).
     pub(crate) fn new(net: &Network, ports: &Ports, parts: usize) -> Result<Self, String> {
         let routers = net.num_routers();
         if parts == 0 || parts > routers {
@@ -112,8 +115,8 @@ impl Partitioning {
     }
 }
 
-/// Every router-to-router channel as (source router, sink router, delay: the shorter of its
-/// flit's and its credit's, see `Partitioning::new`).
+/// Every router-to-router channel as (source router, sink router, delay: the shortest of its
+/// flit's, its credit's and its feedback's, see `Partitioning::new`).
 fn router_channels(net: &Network, ports: &Ports) -> Vec<(u32, u32, u32)> {
     (0..net.num_ports())
         .filter_map(|port| {
@@ -124,9 +127,11 @@ fn router_channels(net: &Network, ports: &Ports) -> Vec<(u32, u32, u32)> {
             let Sink::Router(sink_port) = net.chan_sink[channel as usize] else {
                 return None;
             };
+            // A learning routing's feedback goes back over the link (its latency).
             let delay = ports.links[port]
                 .out_delay
-                .min(ports.links[sink_port as usize].credit_delay);
+                .min(ports.links[sink_port as usize].credit_delay)
+                .min(net.chan_latency[channel as usize]);
             Some((
                 net.port_router[port],
                 net.port_router[sink_port as usize],
@@ -197,6 +202,8 @@ pub(super) struct CutFlit {
 pub(crate) struct Mail {
     flits: Vec<CutFlit>,
     credits: Vec<(u64, u32)>,
+    /// What a learning routing's session tells the receiver's routers.
+    updates: Vec<RemoteUpdate>,
 }
 
 /// The channel side of a partition: who owns each channel's sink and each credit counter,
@@ -282,6 +289,7 @@ impl<R: RouterModel> Engine<'_, R> {
             let mut mail = Mail {
                 flits: Vec::with_capacity(flits.len()),
                 credits,
+                updates: Vec::new(),
             };
             for (i, &(arrival, event)) in flits.iter().enumerate() {
                 // The packet records of heads are read at random: start loading ahead.
@@ -308,6 +316,11 @@ impl<R: RouterModel> Engine<'_, R> {
                 });
             }
             mails.push(mail);
+        }
+        let part = self.part.as_ref().expect("a partition's engine");
+        for update in self.routing.session.take_remote_updates() {
+            let to = part.partitioning.router_part[update.router as usize] as usize;
+            mails[to].updates.push(update);
         }
         mails
     }
@@ -357,6 +370,9 @@ impl<R: RouterModel> Engine<'_, R> {
         for (arrival, counter) in mail.credits {
             let slot = self.channels.slot(arrival);
             self.channels.credits[slot].push(counter);
+        }
+        if !mail.updates.is_empty() {
+            self.routing.session.put_remote_updates(mail.updates);
         }
     }
 }
