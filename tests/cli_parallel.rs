@@ -77,3 +77,21 @@ fn dqn_and_too_many_partitions_are_refused_naming_the_field() {
     let line = error_line(&["simulate", &p, "--load", "0.1", "--partitions", "37"]);
     assert!(line.contains("at most one partition per router"), "{line}");
 }
+
+/// `routes evolve` simulates its baseline and elite tables too: the same checks, before the
+/// genetic algorithm runs.
+#[test]
+fn evolve_refuses_more_partitions_than_routers_before_the_search() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string("problems/mesh4x4x4-transpose.toml")
+        .unwrap()
+        .replace(
+            "measure_cycles = 10000",
+            "measure_cycles = 10000\npartitions = 65",
+        );
+    let p = dir.path().join("evolve.toml");
+    std::fs::write(&p, text).unwrap();
+    let line = error_line(&["routes", "evolve", p.to_str().unwrap(), "--quiet"]);
+    assert!(line.contains("simulation.partitions"), "{line}");
+    assert!(line.contains("65 partitions for 64 routers"), "{line}");
+}

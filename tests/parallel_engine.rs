@@ -153,6 +153,18 @@ fn saturation_is_found_at_the_same_cycle() {
     assert!(matches!(end, RunEnd::Saturated(_)), "{end:?}");
     let run = run_partitioned(&t, r.as_ref(), &tr, &p, 5, 2).unwrap();
     assert_eq!(run.end, end);
+    // The source-queue limit passed inside a window (11-cycle lookahead; 160 is first passed
+    // at cycle 86, inside the window 77-88, so the run is made again): the same cycle,
+    // counters and statistics as the sequential run, which stops right there.
+    let t = topo(DRAGONFLY);
+    let mut p = params(3, 16);
+    p.max_queued_packets = 160;
+    let r = named("min", &t, p.num_vcs);
+    let end = agrees(&t, r.as_ref(), &traffic(&t, "uniform", 0.95), &p);
+    let RunEnd::Saturated(reason) = end else {
+        panic!("expected the queue limit, got {end:?}")
+    };
+    assert!(reason.contains("more than 160 packets"), "{reason}");
 }
 
 #[test]

@@ -142,6 +142,12 @@ pub(crate) fn run_case(name: &str, text: &str, repeat: usize) -> Result<CaseResu
         if setup.params.partitions > 1 {
             // The parallel engine runs whole runs; its own clock times the measurement.
             let run = parallel_run(&setup)?;
+            if run.measure_seconds <= 0.0 {
+                bail!(
+                    "case {name}: the run ended before its measurement did ({:?})",
+                    run.end
+                );
+            }
             samples.push((
                 cycles as f64 / run.measure_seconds,
                 run.measure_flit_hops as f64 / run.measure_seconds,

@@ -371,6 +371,15 @@ pub(crate) fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Res
     if let Some(ioq) = &params.ioq {
         crate::sim::check_router(ioq, &topo).map_err(in_file)?;
     }
+    let mut baseline_cfg = p
+        .routing
+        .clone()
+        .unwrap_or_else(|| crate::routing::RoutingConfig::new("dor"));
+    baseline_cfg.apply_preset(&params.preset, &topo);
+    let baseline = build_routing(&baseline_cfg, &topo, params.num_vcs).map_err(in_file)?;
+    // Before the GA; the evolved tables keep no state, so what holds for the baseline holds
+    // for them.
+    crate::sim::check_partitions(&topo, baseline.as_ref(), &params).map_err(in_file)?;
     // The baseline, and the elite when asked, are simulated one load point at a time: refused
     // now, before the GA, if one point cannot fit in this machine's memory.
     if let Some(memory) = memory {
@@ -729,12 +738,6 @@ pub(crate) fn run_evolve(loaded: &LoadedProblem, options: &EvolveOptions) -> Res
         })
         .reduce(f64::max);
 
-    let mut baseline_cfg = p
-        .routing
-        .clone()
-        .unwrap_or_else(|| crate::routing::RoutingConfig::new("dor"));
-    baseline_cfg.apply_preset(&params.preset, &topo);
-    let baseline = build_routing(&baseline_cfg, &topo, params.num_vcs).map_err(in_file)?;
     stage.set("simulating the baseline");
     let baseline_sim = simulate(&topo, baseline.as_ref(), &traffic, &params, p.seed, &loads)?;
     let best_sim = if cfg.simulate_elite > 0 {

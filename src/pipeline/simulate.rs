@@ -121,29 +121,7 @@ pub(crate) fn routing_and_params(
              does not report packets leaving its input buffers)",
         ));
     }
-    if params.partitions > 1 {
-        let session = crate::sim::engine::default_session(routing.as_ref(), 0);
-        if !session.runs_partitioned() {
-            return Err(crate::Error::field(
-                "simulation.partitions",
-                format!(
-                    "routing `{}` learns with state the parallel engine (partitions > 1) \
-                     cannot split between partitions yet; use partitions = 1",
-                    cfg.algorithm
-                ),
-            ));
-        }
-        if params.partitions > topo.num_routers() {
-            return Err(crate::Error::field(
-                "simulation.partitions",
-                format!(
-                    "{} partitions for {} routers: at most one partition per router",
-                    params.partitions,
-                    topo.num_routers()
-                ),
-            ));
-        }
-    }
+    crate::sim::check_partitions(topo, routing.as_ref(), &params)?;
     Ok((routing, params))
 }
 

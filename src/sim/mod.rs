@@ -170,8 +170,8 @@ fn simulate_point_on<R: engine::RouterModel>(
     }
 }
 
-/// [`simulate_point`] on the parallel engine (`params.partitions` > 1; the routing was
-/// checked to keep no state between packets by `pipeline::simulate::routing_and_params`).
+/// [`simulate_point`] on the parallel engine (`params.partitions` > 1, checked by
+/// [`check_partitions`]).
 fn simulate_point_partitioned(
     topo: &Topology,
     routing: &dyn RoutingFunction,
@@ -182,7 +182,7 @@ fn simulate_point_partitioned(
 ) -> LoadPoint {
     let start = Instant::now();
     let run = engine::run_partitioned(topo, routing, traffic, params, seed, params.partitions)
-        .unwrap_or_else(|e| panic!("partitions checked with the routing and params: {e}"));
+        .unwrap_or_else(|e| panic!("partitions checked by sim::check_partitions: {e}"));
     Measured {
         end: run.end,
         cycles: run.now,
@@ -364,6 +364,40 @@ pub(crate) fn check_memory(
             gib(memory),
         ),
     ))
+}
+
+/// What `[simulation] partitions` > 1 needs of the routing and topology (the parallel engine,
+/// engine/parallel.rs): a routing whose session can be split, and at most one partition per
+/// router. Every caller of [`simulate_point`] checks this first.
+pub(crate) fn check_partitions(
+    topo: &Topology,
+    routing: &dyn RoutingFunction,
+    params: &SimParams,
+) -> Result<()> {
+    if params.partitions <= 1 {
+        return Ok(());
+    }
+    if !engine::default_session(routing, 0).runs_partitioned() {
+        return Err(crate::Error::field(
+            "simulation.partitions",
+            format!(
+                "routing `{}` learns with state the parallel engine (partitions > 1) cannot \
+                 split between partitions yet; use partitions = 1",
+                routing.name()
+            ),
+        ));
+    }
+    if params.partitions > topo.num_routers() {
+        return Err(crate::Error::field(
+            "simulation.partitions",
+            format!(
+                "{} partitions for {} routers: at most one partition per router",
+                params.partitions,
+                topo.num_routers()
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// A load point is stable when it ran to completion and accepted at least this share of what

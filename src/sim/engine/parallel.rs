@@ -12,8 +12,9 @@
 //! analysis runs on all partitions' shares, joined), at batch boundaries (source-queue
 //! samples), at the end of the measurement, and at the earliest cycle a stall could be
 //! declared; the drain runs one cycle per window, so the run ends at the very cycle the
-//! last measured packet arrives. Only a run stopped by the source-queue limit may have run
-//! up to one window past the cycle it names (its counters include those cycles).
+//! last measured packet arrives. The source-queue limit alone can be passed at any cycle: when
+//! the replay finds it passed inside a window, the state of that cycle is gone, so the run is
+//! made again (deterministically the same up to there) with a window ending at that cycle.
 
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
@@ -88,6 +89,14 @@ impl CycleLog {
 /// A thread stopped by a panic elsewhere (the panic itself is re-raised when joining).
 struct Abandoned;
 
+/// How a partition's run ended.
+enum Ending {
+    Ended(RunEnd),
+    /// The source-queue limit was passed at this cycle, inside a window: the state there is
+    /// gone, so the run is made again with a window ending at that cycle.
+    RunAgainStoppingAt(u64),
+}
+
 /// A barrier that a panicking partition breaks instead of leaving the others waiting.
 struct Gate {
     parts: usize,
@@ -148,8 +157,9 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// Runs one simulation (warm-up, measurement, drain, as `Engine::run`) split into `parts`
-/// partitions, one thread each, on the router model `params` selects. Routings that keep no
-/// state across packets only (a learned routing is refused: see docs/simulator.md).
+/// partitions, one thread each, on the router model `params` selects. A routing whose session
+/// cannot be split (`RoutingSession::runs_partitioned`: DQN-routing) is refused, as are more
+/// partitions than routers.
 pub fn run_partitioned(
     topo: &Topology,
     routing: &dyn RoutingFunction,
@@ -180,12 +190,35 @@ fn run_on<R: RouterModel>(
             session.name()
         ));
     }
+    let feedback = session.hooks() != SessionHooks::default();
     drop(session);
     let partitioning = {
         let net = Network::new(topo, params.num_vcs);
         let ports = Ports::new(&net, params);
-        Arc::new(Partitioning::new(&net, &ports, parts)?)
+        Arc::new(Partitioning::new(&net, &ports, parts, feedback)?)
     };
+    let mut stop_at = None;
+    loop {
+        match run_once::<R>(topo, routing, traffic, params, seed, &partitioning, stop_at) {
+            Ok(run) => return Ok(run),
+            // Deterministic: the same run again reaches the same state at that cycle.
+            Err(cycle) => stop_at = Some(cycle),
+        }
+    }
+}
+
+/// One attempt of [`run_partitioned`]: the run, or (`Err`) the cycle a source-queue limit was
+/// passed at inside a window, where the next attempt must end a window.
+fn run_once<R: RouterModel>(
+    topo: &Topology,
+    routing: &dyn RoutingFunction,
+    traffic: &Traffic,
+    params: &SimParams,
+    seed: u64,
+    partitioning: &Arc<Partitioning>,
+    stop_at: Option<u64>,
+) -> Result<PartitionedRun, u64> {
+    let parts = partitioning.parts;
     let router_part = Arc::new(partitioning.router_part.clone());
     let shared = Shared {
         parts,
@@ -201,7 +234,7 @@ fn run_on<R: RouterModel>(
     };
     let started = Instant::now();
     let setup = Mutex::new(0.0f64);
-    type Outcome = (RunEnd, u64, Counters, Stats, MeasureClock);
+    type Outcome = (Ending, u64, Counters, Stats, MeasureClock);
     let outcomes: Vec<Result<Outcome, Abandoned>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..parts)
             .map(|k| {
@@ -226,7 +259,7 @@ fn run_on<R: RouterModel>(
                     }
                     let lookahead = partitioning.lookahead;
                     let mut clock = MeasureClock::default();
-                    let end = drive(&mut engine, k, shared, lookahead, &mut clock)?;
+                    let end = drive(&mut engine, k, shared, lookahead, stop_at, &mut clock)?;
                     Ok((
                         end,
                         engine.now,
@@ -247,8 +280,13 @@ fn run_on<R: RouterModel>(
     });
     let mut joined: Option<PartitionedRun> = None;
     for outcome in outcomes {
-        let Ok((end, now, counters, stats, clock)) = outcome else {
+        let Ok((ending, now, counters, stats, clock)) = outcome else {
             unreachable!("a partition stops early only when another panicked, re-raised above")
+        };
+        let end = match ending {
+            Ending::Ended(end) => end,
+            // Every partition decides alike.
+            Ending::RunAgainStoppingAt(cycle) => return Err(cycle),
         };
         match &mut joined {
             None => {
@@ -257,7 +295,7 @@ fn run_on<R: RouterModel>(
                     now,
                     counters,
                     stats,
-                    partitioning: (*partitioning).clone(),
+                    partitioning: Partitioning::clone(partitioning),
                     setup_seconds: *lock(&setup),
                     measure_seconds: clock.seconds(),
                     measure_flit_hops: clock.flit_hops(),
@@ -281,8 +319,9 @@ fn drive<R: RouterModel>(
     k: usize,
     shared: &Shared,
     lookahead: u64,
+    stop_at: Option<u64>,
     clock: &mut MeasureClock,
-) -> Result<RunEnd, Abandoned> {
+) -> Result<Ending, Abandoned> {
     let p = engine.params.clone();
     let end_measure = p.warmup_cycles + p.measure_cycles;
     let batch_len = (p.measure_cycles / p.batches as u64).max(1);
@@ -296,14 +335,14 @@ fn drive<R: RouterModel>(
         let measuring = start < end_measure;
         if !measuring {
             if global.outstanding == 0 {
-                return Ok(RunEnd::Completed);
+                return Ok(Ending::Ended(RunEnd::Completed));
             }
             if start >= drain_end {
                 let reason = format!(
                     "{} measured packets still undelivered {} cycles after the measurement",
                     global.outstanding, p.drain_cycles
                 );
-                return saturated(engine, k, shared, reason, &global);
+                return saturated(engine, k, shared, reason, &global).map(Ending::Ended);
             }
         }
         let at_batch =
@@ -322,6 +361,9 @@ fn drive<R: RouterModel>(
             if global.flits > 0 {
                 // The first cycle a stall could be declared, if nothing moves from now on.
                 end = end.min(global.last_move + p.deadlock_cycles + 1);
+            }
+            if let Some(cycle) = stop_at.filter(|&c| c > start) {
+                end = end.min(cycle);
             }
             end.max(start + 1)
         } else {
@@ -376,27 +418,30 @@ fn drive<R: RouterModel>(
                         stalled_cycles: now - cycle.last_move,
                         example_vc: None,
                     });
-                    return Ok(RunEnd::Deadlock(report));
+                    return Ok(Ending::Ended(RunEnd::Deadlock(report)));
                 }
                 if now % DEADLOCK_PROBE == 0 {
                     if let Some(report) = probe(engine, k, shared, &cycle)? {
-                        return Ok(RunEnd::Deadlock(report));
+                        return Ok(Ending::Ended(RunEnd::Deadlock(report)));
                     }
                 }
             }
             if cycle.queued > p.max_queued_packets {
+                if now != end {
+                    return Ok(Ending::RunAgainStoppingAt(now));
+                }
                 let reason = format!(
                     "more than {} packets waiting in source queues at cycle {now}",
                     p.max_queued_packets
                 );
-                return saturated(engine, k, shared, reason, &cycle);
+                return saturated(engine, k, shared, reason, &cycle).map(Ending::Ended);
             }
         }
         if measuring && engine.now == end_measure {
             clock.end = Some((Instant::now(), engine.counters.flit_hops));
             queue_at_batch.push(global.queued);
             if let Some(reason) = queue_growth(&queue_at_batch, terminals) {
-                return saturated(engine, k, shared, reason, &global);
+                return saturated(engine, k, shared, reason, &global).map(Ending::Ended);
             }
         }
     }

@@ -40,17 +40,22 @@ impl Partitioning {
     /// are dealt out in router order to partitions of about equal size. The first delay that
     /// gives a balanced split wins; when none does (every channel equally long: a mesh or a
     /// torus), routers are split in router order, which cuts a mesh or a torus into slabs.
-    /// A channel's delay is the shortest of its flit's (switch allocation, traversal and the
-    /// link), its credit's (credit delay and the link) and the link's latency alone (what a
-    /// learning routing's feedback takes back).
-    pub(crate) fn new(net: &Network, ports: &Ports, parts: usize) -> Result<Self, String> {
+    /// A channel's delay is the shorter of its flit's (switch allocation, traversal and the
+    /// link) and its credit's (credit delay and the link), and with `feedback` (a learning
+    /// routing's session sends updates back over links) no more than the link's latency.
+    pub(crate) fn new(
+        net: &Network,
+        ports: &Ports,
+        parts: usize,
+        feedback: bool,
+    ) -> Result<Self, String> {
         let routers = net.num_routers();
         if parts == 0 || parts > routers {
             return Err(format!(
                 "cannot split {routers} routers into {parts} partitions (1 to {routers})"
             ));
         }
-        let channels = router_channels(net, ports);
+        let channels = router_channels(net, ports, feedback);
         if let Some(zero) = channels.iter().find(|c| c.2 == 0) {
             return Err(format!(
                 "a channel from router {} to router {} takes 0 cycles: no lookahead to \
@@ -115,9 +120,9 @@ impl Partitioning {
     }
 }
 
-/// Every router-to-router channel as (source router, sink router, delay: the shortest of its
-/// flit's, its credit's and its feedback's, see `Partitioning::new`).
-fn router_channels(net: &Network, ports: &Ports) -> Vec<(u32, u32, u32)> {
+/// Every router-to-router channel as (source router, sink router, delay: see
+/// `Partitioning::new`).
+fn router_channels(net: &Network, ports: &Ports, feedback: bool) -> Vec<(u32, u32, u32)> {
     (0..net.num_ports())
         .filter_map(|port| {
             let channel = net.out_chan[port];
@@ -127,11 +132,12 @@ fn router_channels(net: &Network, ports: &Ports) -> Vec<(u32, u32, u32)> {
             let Sink::Router(sink_port) = net.chan_sink[channel as usize] else {
                 return None;
             };
-            // A learning routing's feedback goes back over the link (its latency).
-            let delay = ports.links[port]
+            let mut delay = ports.links[port]
                 .out_delay
-                .min(ports.links[sink_port as usize].credit_delay)
-                .min(net.chan_latency[channel as usize]);
+                .min(ports.links[sink_port as usize].credit_delay);
+            if feedback {
+                delay = delay.min(net.chan_latency[channel as usize]);
+            }
             Some((
                 net.port_router[port],
                 net.port_router[sink_port as usize],
