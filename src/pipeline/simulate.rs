@@ -480,9 +480,8 @@ pub fn run(
         .map_err(|e| anyhow::anyhow!("{} (as set on the command line)", e.in_file(problem)))?;
     if options.partitions.is_some() {
         // What the routing allows (learned routings are refused), as for the file's value.
-        let (_, params) = routing_and_params(&setup.routing_config, &setup.topo, &setup.params)
+        sim::check_partitions(&setup.topo, setup.routing.as_ref(), &setup.params)
             .map_err(|e| anyhow::anyhow!("{} (as set on the command line)", e.in_file(problem)))?;
-        setup.params = params;
     }
     if options.timeline_plot.is_some() && setup.params.timeline_window == 0 {
         bail!("--timeline-plot: needs --timeline CYCLES (or simulation.timeline_window)");

@@ -182,16 +182,12 @@ fn run_on<R: RouterModel>(
     seed: u64,
     parts: usize,
 ) -> Result<PartitionedRun, String> {
-    let session = default_session(routing, seed);
-    if !session.runs_partitioned() {
-        return Err(format!(
-            "routing '{}' learns with state the parallel engine cannot split between \
-             partitions yet",
-            session.name()
-        ));
-    }
-    let feedback = session.hooks() != SessionHooks::default();
-    drop(session);
+    let with_parts = SimParams {
+        partitions: parts,
+        ..params.clone()
+    };
+    crate::sim::check_partitions(topo, routing, &with_parts).map_err(|e| e.to_string())?;
+    let feedback = default_session(routing, seed).hooks() != SessionHooks::default();
     let partitioning = {
         let net = Network::new(topo, params.num_vcs);
         let ports = Ports::new(&net, params);
@@ -219,7 +215,6 @@ fn run_once<R: RouterModel>(
     stop_at: Option<u64>,
 ) -> Result<PartitionedRun, u64> {
     let parts = partitioning.parts;
-    let router_part = Arc::new(partitioning.router_part.clone());
     let shared = Shared {
         parts,
         gate: Gate {
@@ -239,12 +234,11 @@ fn run_once<R: RouterModel>(
         let handles: Vec<_> = (0..parts)
             .map(|k| {
                 let (shared, partitioning, setup) = (&shared, &partitioning, &setup);
-                let router_part = &router_part;
                 let traffic = traffic.clone();
                 scope.spawn(move || {
                     let _guard = BreakOnPanic(&shared.gate);
                     let mut session = default_session(routing, seed);
-                    session.set_partition(Arc::clone(router_part), k as u32);
+                    session.set_partition(Arc::clone(&partitioning.router_part), k as u32);
                     let mut engine = Engine::<R>::build_part(
                         topo,
                         session,

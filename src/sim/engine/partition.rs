@@ -10,6 +10,7 @@
 //! the outboxes are exchanged between windows and nobody waits on anybody inside one.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use crate::routing::session::RemoteUpdate;
 
@@ -19,8 +20,8 @@ use super::*;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Partitioning {
     pub parts: usize,
-    /// Per router, its partition.
-    pub router_part: Vec<u32>,
+    /// Per router, its partition (shared with the partitions' learning sessions).
+    pub router_part: Arc<Vec<u32>>,
     /// The fewest cycles a flit or a credit takes on any cut channel: how far a partition
     /// may run without hearing from the others.
     pub lookahead: u64,
@@ -114,7 +115,7 @@ impl Partitioning {
             parts,
             lookahead: u64::from(cut.iter().copied().min().unwrap_or(u32::MAX)),
             cut_channels: cut.len(),
-            router_part,
+            router_part: Arc::new(router_part),
             method,
         }
     }
@@ -261,14 +262,14 @@ impl CutChannels {
 /// A partition's own side beyond its channels.
 pub(super) struct PartState {
     pub(super) index: usize,
-    pub(super) partitioning: std::sync::Arc<Partitioning>,
+    pub(super) partitioning: Arc<Partitioning>,
     /// Per sending partition: its packet slot -> our slot, for packets whose head has come
     /// in and whose tail has not yet (indexed by the sender's slot: slots are dense).
     incoming_slots: Vec<Vec<u32>>,
 }
 
 impl PartState {
-    pub(super) fn new(partitioning: std::sync::Arc<Partitioning>, index: usize) -> Self {
+    pub(super) fn new(partitioning: Arc<Partitioning>, index: usize) -> Self {
         PartState {
             index,
             incoming_slots: vec![Vec::new(); partitioning.parts],
