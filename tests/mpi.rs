@@ -260,6 +260,104 @@ mod with_mpi {
         }
     }
 
+    /// A 72-node dragonfly (9 groups, 12-cycle global channels) for the partitioned engine.
+    fn split_dragonfly(dir: &Path, routing: &str) -> String {
+        let path = dir.join(format!("{routing}.toml"));
+        std::fs::write(
+            &path,
+            format!(
+                "seed = 4\n[topology]\nkind = \"dragonfly\"\np = 2\na = 4\nh = 2\ng = 9\n\
+                 local_latency = 2\nglobal_latency = 12\n[routing]\nalgorithm = \"{routing}\"\n\
+                 [[traffic]]\npattern = \"uniform\"\nload = 0.2\npacket_size = 2\n\
+                 [simulation]\nnum_vcs = 5\nvc_depth = 16\nwarmup_cycles = 500\n\
+                 measure_cycles = 2000\npartitions = 4\n"
+            ),
+        )
+        .unwrap();
+        path.display().to_string()
+    }
+
+    /// The collectives of split simulations rank `rank` reported (FABRICOPT_MPI_STATS).
+    fn split_collectives(stderr: &str, rank: usize) -> u64 {
+        stderr
+            .lines()
+            .find_map(|l| {
+                let rest = l.strip_prefix(&format!("fabricopt rank {rank}: "))?;
+                let (_, after) = rest.split_once(" items evaluated here, ")?;
+                after.split_whitespace().next()?.parse().ok()
+            })
+            .unwrap_or_else(|| panic!("no figures of rank {rank}: {stderr}"))
+    }
+
+    #[test]
+    fn one_network_split_over_ranks_is_identical_under_1_2_4_ranks() {
+        // Each load's network split into 4 partitions spread over the ranks, against the
+        // sequential engine: a classical and a learned routing; 0.9 saturates (the queue
+        // limit and the deadlock analysis across ranks).
+        let tmp = tempfile::tempdir().unwrap();
+        for routing in ["ugal_n", "q_adaptive"] {
+            let problem = split_dragonfly(tmp.path(), routing);
+            let args = |partitions: &'static str| {
+                vec![
+                    "simulate".to_string(),
+                    problem.clone(),
+                    "--sweep".into(),
+                    "0.1,0.3,0.9".into(),
+                    "--partitions".into(),
+                    partitions.into(),
+                    "--no-bound".into(),
+                    "--json".into(),
+                ]
+            };
+            let sequential = args("1");
+            let sequential: Vec<&str> = sequential.iter().map(String::as_str).collect();
+            let reference = report_without_times(succeed(binary(), &sequential));
+            let statuses: Vec<&str> = reference["points"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| p["status"].as_str().unwrap())
+                .collect();
+            assert_eq!(statuses, ["ok", "ok", "saturated"], "{routing}");
+            let split = args("4");
+            let split: Vec<&str> = split.iter().map(String::as_str).collect();
+            for ranks in [1, 2, 4] {
+                let mut command = mpiexec(ranks);
+                command.env("FABRICOPT_MPI_STATS", "1");
+                let out = succeed(command, &split);
+                let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+                let mut report = report_without_times(out);
+                // The report repeats the problem's settings: partitions differ by design.
+                report["simulation"]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("partitions");
+                assert_eq!(report, reference, "{routing}, -n {ranks}");
+                for rank in 0..ranks {
+                    let collectives = split_collectives(&stderr, rank);
+                    // One exchange per window at least: the ranks did split the network.
+                    assert_eq!(collectives > 100, ranks > 1, "-n {ranks}, rank {rank}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn fewer_partitions_than_ranks_are_refused_naming_the_field() {
+        let tmp = tempfile::tempdir().unwrap();
+        let problem = split_dragonfly(tmp.path(), "min");
+        let out = mpiexec(4)
+            .args(["simulate", &problem, "--partitions", "2", "--no-bound"])
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("simulation.partitions: 2 partitions for a job of 4 MPI ranks"),
+            "{stderr}"
+        );
+    }
+
     #[test]
     fn a_panicking_worker_ends_the_job_within_seconds() {
         let tmp = tempfile::tempdir().unwrap();

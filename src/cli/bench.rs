@@ -61,6 +61,25 @@ pub(crate) struct CaseResult {
     pub cycles_per_s: f64,
     pub flit_hops_per_s: f64,
     pub repeats: usize,
+    /// For a case split over MPI ranks: the window exchange of the median run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exchange: Option<Exchange>,
+}
+
+/// The cost of the window exchange between MPI ranks in one whole run (warm-up,
+/// measurement and drain), on rank 0: what docs/scale-out.md projects from.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub(crate) struct Exchange {
+    pub ranks: usize,
+    pub windows: u64,
+    /// Mean wall-clock microseconds per window inside the exchange's collectives, waiting for
+    /// the slowest rank included.
+    pub micros_per_window: f64,
+    /// The same for the rank that spent least time in the exchange: an upper bound of the
+    /// exchange's own cost, without waiting for slower ranks.
+    pub least_micros_per_window: f64,
+    /// Mean bytes rank 0 sent per window.
+    pub bytes_per_window: f64,
 }
 
 #[derive(Serialize)]
@@ -148,9 +167,18 @@ pub(crate) fn run_case(name: &str, text: &str, repeat: usize) -> Result<CaseResu
                     run.end
                 );
             }
+            let sync = run.sync;
+            let exchange = (sync.ranks > 1 && sync.windows > 0).then(|| Exchange {
+                ranks: sync.ranks,
+                windows: sync.windows,
+                micros_per_window: sync.exchange_seconds * 1e6 / sync.windows as f64,
+                least_micros_per_window: sync.least_exchange_seconds * 1e6 / sync.windows as f64,
+                bytes_per_window: sync.exchange_bytes as f64 / sync.windows as f64,
+            });
             samples.push((
                 cycles as f64 / run.measure_seconds,
                 run.measure_flit_hops as f64 / run.measure_seconds,
+                exchange,
             ));
             continue;
         }
@@ -164,16 +192,18 @@ pub(crate) fn run_case(name: &str, text: &str, repeat: usize) -> Result<CaseResu
         samples.push((
             cycles as f64 / secs,
             (engine.flit_hops() - hops_before) as f64 / secs,
+            None,
         ));
     }
     samples.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let (cps, fhps) = samples[samples.len() / 2];
+    let (cps, fhps, exchange) = samples[samples.len() / 2];
     Ok(CaseResult {
         name: name.to_string(),
         cycles,
         cycles_per_s: cps,
         flit_hops_per_s: fhps,
         repeats: samples.len(),
+        exchange,
     })
 }
 
@@ -204,6 +234,19 @@ pub fn run(args: &BenchArgs) -> Result<()> {
                 "{:<32} {:>12.0} cycles/s {:>14.0} flit-hops/s  (median of {}, {} cycles each)",
                 r.name, r.cycles_per_s, r.flit_hops_per_s, r.repeats, r.cycles
             )?;
+            if let Some(x) = r.exchange {
+                writeln!(
+                    out,
+                    "{:<32} split over {} MPI ranks: {} windows; per window, rank 0 sent {:.0} \
+                     bytes and spent {:.1} us in the exchange (the least of any rank: {:.1} us)",
+                    "",
+                    x.ranks,
+                    x.windows,
+                    x.bytes_per_window,
+                    x.micros_per_window,
+                    x.least_micros_per_window
+                )?;
+            }
             out.flush()?;
         }
         cases.push(r);

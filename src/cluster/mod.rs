@@ -189,6 +189,97 @@ where
     items.iter().map(f).collect()
 }
 
+/// The ranks of the job, for one computation they all run together from here (the
+/// partitioned simulation engine splits one network over them: docs/scale-out.md). Only the
+/// thread that started MPI holds one, in a job of more than one rank, outside any shared call
+/// ([`map`] items run elsewhere and see `None`), so every rank reaches the same collectives
+/// in the same order, as replicated control guarantees.
+pub struct Ranks {
+    place: Place,
+    /// Bytes this rank has sent through it, for the exchange-cost figures.
+    bytes_sent: std::cell::Cell<u64>,
+    /// MPI is called only from the thread that started it.
+    _funneled: std::marker::PhantomData<*const ()>,
+}
+
+/// The job's ranks when this thread may start a collective of all of them now (see
+/// [`Ranks`]); `None` without MPI, with one rank, off the MPI thread or inside a shared call.
+pub fn ranks_in_step() -> Option<Ranks> {
+    #[cfg(feature = "mpi")]
+    {
+        ranks::in_step().map(|place| Ranks {
+            place,
+            bytes_sent: std::cell::Cell::new(0),
+            _funneled: std::marker::PhantomData,
+        })
+    }
+    #[cfg(not(feature = "mpi"))]
+    None
+}
+
+impl Ranks {
+    pub fn place(&self) -> Place {
+        self.place
+    }
+
+    pub fn bytes_sent(&self) -> u64 {
+        self.bytes_sent.get()
+    }
+
+    /// Every rank sends `outgoing[r]` to rank r (ours, `outgoing[rank]`, is not sent but
+    /// handed back); returns what every rank sent this one, by rank. A collective: every rank
+    /// calls it at the same point. Bytes: the caller encodes (the partitioned engine's window
+    /// messages have their own codec, engine/partition.rs).
+    pub fn all_to_all_bytes(&self, mut outgoing: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
+        #[cfg(feature = "mpi")]
+        {
+            let me = self.place.rank;
+            let own = std::mem::take(&mut outgoing[me]);
+            self.count(outgoing.iter().map(Vec::len).sum());
+            let mut received = ranks::all_to_all_bytes(&outgoing);
+            received[me] = own;
+            received
+        }
+        #[cfg(not(feature = "mpi"))]
+        {
+            let _ = &mut outgoing;
+            unreachable!("Ranks exist only under MPI")
+        }
+    }
+
+    /// Every rank's `mine`, by rank. A collective, as [`Ranks::all_to_all_bytes`].
+    pub fn all_gather<T: Serialize + DeserializeOwned>(&self, mine: T) -> Vec<T> {
+        #[cfg(feature = "mpi")]
+        {
+            let bytes = ranks::encode_compact(&mine);
+            self.count(bytes.len() * (self.place.size - 1));
+            let received = ranks::all_gather_bytes(&bytes);
+            let mut own = Some(mine);
+            received
+                .iter()
+                .enumerate()
+                .map(|(r, b)| {
+                    if r == self.place.rank {
+                        own.take().expect("our own message, once")
+                    } else {
+                        ranks::decode_compact(b)
+                    }
+                })
+                .collect()
+        }
+        #[cfg(not(feature = "mpi"))]
+        {
+            let _ = mine;
+            unreachable!("Ranks exist only under MPI")
+        }
+    }
+
+    #[cfg(feature = "mpi")]
+    fn count(&self, bytes: usize) {
+        self.bytes_sent.set(self.bytes_sent.get() + bytes as u64);
+    }
+}
+
 /// The bytes of the file at `path` as rank 0 reads them (`None` when it does not exist), on
 /// every rank: the ranks resume from the checkpoint rank 0 sees, wherever they run.
 pub fn read_on_root(path: &Path) -> std::io::Result<Option<Vec<u8>>> {

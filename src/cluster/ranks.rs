@@ -23,6 +23,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use ::mpi::Threading;
+use ::mpi::datatype::{Partition, PartitionMut};
 use ::mpi::environment::Universe;
 use ::mpi::point_to_point::MatchedReceiveVec;
 use ::mpi::topology::Color;
@@ -77,15 +78,19 @@ static MAIN_THREAD: OnceLock<std::thread::ThreadId> = OnceLock::new();
 const STATS: &str = "FABRICOPT_MPI_STATS";
 static CALLS: AtomicU64 = AtomicU64::new(0);
 static ITEMS: AtomicU64 = AtomicU64::new(0);
+/// Collectives of simulations split over the ranks ([`all_to_all_bytes`], [`all_gather_bytes`]).
+static SPLIT_COLLECTIVES: AtomicU64 = AtomicU64::new(0);
 
 impl Drop for Job {
     fn drop(&mut self) {
         if std::env::var_os(STATS).is_some() {
             write_error(&format!(
-                "fabricopt rank {}: {} shared calls, {} items evaluated here\n",
+                "fabricopt rank {}: {} shared calls, {} items evaluated here, {} collectives \
+                 of split simulations\n",
                 super::place().rank,
                 CALLS.load(Ordering::SeqCst),
-                ITEMS.load(Ordering::SeqCst)
+                ITEMS.load(Ordering::SeqCst),
+                SPLIT_COLLECTIVES.load(Ordering::SeqCst)
             ));
         }
     }
@@ -789,3 +794,135 @@ fn out_of_step(other: usize, site: &str, mine: Call, theirs: Call) -> ! {
 #[cfg(test)]
 #[path = "ranks_tests.rs"]
 mod tests;
+
+/// The job's place when this thread may start a collective of every rank now (see
+/// [`super::ranks_in_step`]).
+pub(super) fn in_step() -> Option<Place> {
+    COMM.with(|cell| {
+        let guard = cell.try_borrow().ok()?;
+        let comm = guard.as_ref().filter(|c| c.size > 1)?;
+        Some(Place {
+            rank: comm.rank,
+            size: comm.size,
+        })
+    })
+}
+
+/// Prefix sums of `counts`: where each rank's bytes start.
+fn displacements(counts: &[i32]) -> Vec<i32> {
+    counts
+        .iter()
+        .scan(0i32, |at, &c| {
+            let start = *at;
+            *at += c;
+            Some(start)
+        })
+        .collect()
+}
+
+fn split_by(bytes: &[u8], counts: &[i32]) -> Vec<Vec<u8>> {
+    let mut at = 0;
+    counts
+        .iter()
+        .map(|&c| {
+            let part = bytes[at..at + c as usize].to_vec();
+            at += c as usize;
+            part
+        })
+        .collect()
+}
+
+/// `outgoing[r]` to rank r, from every rank: what each rank sent this one, by rank
+/// (`MPI_Alltoallv`, after the counts). A collective of the communicator in use.
+pub(super) fn all_to_all_bytes(outgoing: &[Vec<u8>]) -> Vec<Vec<u8>> {
+    with_comm(|comm| {
+        assert_eq!(outgoing.len(), comm.size, "one message per rank");
+        SPLIT_COLLECTIVES.fetch_add(1, Ordering::SeqCst);
+        let send_counts: Vec<i32> = outgoing.iter().map(|b| message_len(b.len())).collect();
+        let mut recv_counts = vec![0i32; comm.size];
+        ::mpi::request::scope(|scope| {
+            finish(comm.world.immediate_all_to_all_into(
+                scope,
+                &send_counts[..],
+                &mut recv_counts[..],
+            ))
+        });
+        let send = outgoing.concat();
+        let (send_displs, recv_displs) = (displacements(&send_counts), displacements(&recv_counts));
+        let mut received = vec![0u8; recv_counts.iter().map(|&c| c as usize).sum()];
+        {
+            let send = Partition::new(&send[..], &send_counts[..], &send_displs[..]);
+            let mut recv = PartitionMut::new(&mut received[..], &recv_counts[..], &recv_displs[..]);
+            ::mpi::request::scope(|scope| {
+                finish(
+                    comm.world
+                        .immediate_all_to_all_varcount_into(scope, &send, &mut recv),
+                )
+            });
+        }
+        split_by(&received, &recv_counts)
+    })
+    .expect("a collective of every rank, started only when in step (ranks_in_step)")
+}
+
+/// Every rank's `mine`, by rank (`MPI_Allgatherv`, after the lengths).
+pub(super) fn all_gather_bytes(mine: &[u8]) -> Vec<Vec<u8>> {
+    with_comm(|comm| {
+        SPLIT_COLLECTIVES.fetch_add(1, Ordering::SeqCst);
+        let len = message_len(mine.len());
+        let mut counts = vec![0i32; comm.size];
+        ::mpi::request::scope(|scope| {
+            finish(
+                comm.world
+                    .immediate_all_gather_into(scope, &len, &mut counts[..]),
+            )
+        });
+        let displs = displacements(&counts);
+        let mut received = vec![0u8; counts.iter().map(|&c| c as usize).sum()];
+        {
+            let mut recv = PartitionMut::new(&mut received[..], &counts[..], &displs[..]);
+            ::mpi::request::scope(|scope| {
+                finish(
+                    comm.world
+                        .immediate_all_gather_varcount_into(scope, mine, &mut recv),
+                )
+            });
+        }
+        split_by(&received, &counts)
+    })
+    .expect("a collective of every rank, started only when in step (ranks_in_step)")
+}
+
+/// Waits for a non-blocking collective, yielding the core between tests: a blocking one
+/// spins in most MPI libraries, which starves ranks that share cores (more ranks than cores);
+/// with a core each, the yield returns at once and costs nothing.
+fn finish<'a, D: ?Sized, S: ::mpi::request::Scope<'a>>(
+    mut request: ::mpi::request::Request<'a, D, S>,
+) {
+    loop {
+        match request.test() {
+            Ok(_) => return,
+            Err(pending) => {
+                request = pending;
+                std::thread::yield_now();
+            }
+        }
+    }
+}
+
+/// MPI counts are `int`s: a message of 2 GiB or more cannot be sent in one piece.
+fn message_len(len: usize) -> i32 {
+    i32::try_from(len).unwrap_or_else(|_| {
+        panic!("a message of {len} bytes between ranks: MPI counts stop at 2 GiB")
+    })
+}
+
+/// Positional MessagePack (`rmp_serde::to_vec`), for the partitioned engine's window messages:
+/// smaller and faster than the named form, for types without skipped fields.
+pub(super) fn encode_compact<T: Serialize>(value: &T) -> Vec<u8> {
+    rmp_serde::to_vec(value).expect("window messages serialise to MessagePack")
+}
+
+pub(super) fn decode_compact<T: DeserializeOwned>(bytes: &[u8]) -> T {
+    rmp_serde::from_slice(bytes).expect("a rank sent a window message this build reads")
+}

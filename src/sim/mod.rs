@@ -286,7 +286,8 @@ fn engine_for<'a, R: engine::RouterModel>(
 
 /// Simulates every load in parallel (rayon threads and, under MPI, ranks: `cluster::map`);
 /// each point has its own engine and seed stream, so results depend on neither the thread
-/// nor the rank count. `on_point` is called for the points this process simulates.
+/// nor the rank count. With `partitions > 1` under MPI, each load is instead split over the
+/// ranks (the partitioned engine), one load after another. `on_point` is called for the points this process simulates.
 pub fn sweep(
     topo: &Topology,
     routing: &dyn RoutingFunction,
@@ -301,6 +302,32 @@ pub fn sweep(
         .map(|&l| traffic.with_load(0, l))
         .collect::<Result<_>>()?;
     let points: Vec<(Traffic, f64)> = traffics.into_iter().zip(loads.iter().copied()).collect();
+    if params.partitions > 1 {
+        if let Some(size) = crate::cluster::ranks_in_step().map(|r| r.place().size) {
+            // Each simulation is split over the ranks (the partitioned engine under MPI),
+            // so the loads run one after another, every rank taking part in each.
+            if params.partitions < size {
+                return Err(crate::Error::field(
+                    "simulation.partitions",
+                    format!(
+                        "{} partitions for a job of {size} MPI ranks: under MPI each \
+                         simulation is split over the ranks, so it needs at least one \
+                         partition per rank (or partitions = 1, to spread the loads over the \
+                         ranks instead)",
+                        params.partitions
+                    ),
+                ));
+            }
+            return Ok(points
+                .iter()
+                .map(|(t, load)| {
+                    let p = simulate_point(topo, routing, t.clone(), params, seed, *load);
+                    on_point();
+                    p
+                })
+                .collect());
+        }
+    }
     Ok(crate::cluster::map(
         "simulation sweep",
         &points,

@@ -23,7 +23,7 @@ pub struct PacketRecord {
     pub flits: u32,
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, serde::Deserialize)]
 struct ClassAcc {
     total: Vec<u64>,
     network: Vec<u64>,
@@ -38,7 +38,7 @@ struct ClassAcc {
 }
 
 /// Accumulates measurements; see the module documentation for what counts.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct Collector {
     start: u64,
     len: u64,

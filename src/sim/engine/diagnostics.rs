@@ -275,6 +275,7 @@ pub(super) const OWNER_OF: usize = 1 << (usize::BITS - 2);
 /// (`RouterModel::probe_part`): full-size tables over the model's nodes (input VCs, then any
 /// other buffers, numbered as in its `find_deadlock`), of which only the entries of the
 /// partition's own routers count.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct ProbePart {
     pub(super) live: Vec<bool>,
     pub(super) waits: Vec<Vec<usize>>,

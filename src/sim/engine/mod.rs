@@ -47,6 +47,7 @@ mod parallel;
 mod partition;
 mod ports;
 mod terminals;
+mod wire;
 
 pub(crate) use diagnostics::DeadlockReport;
 use diagnostics::queue_growth;

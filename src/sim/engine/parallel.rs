@@ -22,8 +22,58 @@ use std::time::Instant;
 use super::diagnostics::ProbePart;
 use super::diagnostics::queue_growth;
 use super::partition::{Mail, PartState, Partitioning};
+use super::wire::{Reader, Writer};
 use super::*;
+use crate::cluster::Ranks;
 use crate::sim::stats::Collector as Stats;
+
+/// Swaps, between the ranks, what their partitions sent each other in the window just run
+/// and their partitions' logs (see [`WindowMessage`]); afterwards `shared` holds every
+/// partition's log and all the mail for this rank's partitions.
+fn exchange_across_ranks(shared: &Shared, ranks: &Ranks) {
+    let crate::cluster::Place { rank: me, size } = ranks.place();
+    let logs: Vec<(u32, Option<u64>, Vec<CycleLog>)> = shared
+        .local
+        .clone()
+        .map(|k| {
+            let (sample, log) = lock(&shared.logs[k]).clone();
+            (k as u32, sample, log)
+        })
+        .collect();
+    let outgoing = (0..size)
+        .map(|r| {
+            if r == me {
+                return Vec::new();
+            }
+            let mut mail = Vec::new();
+            for from in shared.local.clone() {
+                for to in parts_of_rank(r, size, shared.parts) {
+                    let m = std::mem::take(&mut *lock(&shared.mail[from * shared.parts + to]));
+                    if !m.is_empty() {
+                        mail.push((from as u32, to as u32, m));
+                    }
+                }
+            }
+            WindowMessage {
+                mail,
+                logs: logs.clone(),
+            }
+            .encode()
+        })
+        .collect();
+    let received = ranks.all_to_all_bytes(outgoing);
+    for message in (0..size)
+        .filter(|&r| r != me)
+        .map(|r| WindowMessage::decode(&received[r]))
+    {
+        for (from, to, m) in message.mail {
+            *lock(&shared.mail[from as usize * shared.parts + to as usize]) = m;
+        }
+        for (k, sample, log) in message.logs {
+            *lock(&shared.logs[k as usize]) = (sample, log);
+        }
+    }
+}
 
 /// What [`run_partitioned`] returns: the run's end and everything measured, joined over the
 /// partitions.
@@ -40,6 +90,23 @@ pub struct PartitionedRun {
     /// `fabricopt bench`), and the flit-hops made in it.
     pub measure_seconds: f64,
     pub measure_flit_hops: u64,
+    /// How the run was synchronised (windows, and the exchange between MPI ranks).
+    pub sync: SyncFigures,
+}
+
+/// The synchronisation's figures: windows run, and, when the partitions were spread over
+/// the ranks of an MPI job, the ranks, this rank's wall-clock seconds in the window exchanges
+/// (encoding, the collectives and decoding; waiting there for slower ranks included), the
+/// least of that over the ranks, and the bytes this rank sent.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SyncFigures {
+    pub windows: u64,
+    pub ranks: usize,
+    pub exchange_seconds: f64,
+    /// The least `exchange_seconds` of any rank: an upper bound of the exchange's own cost
+    /// (a rank that arrives last at every window waits for no one).
+    pub least_exchange_seconds: f64,
+    pub exchange_bytes: u64,
 }
 
 /// When a partition's measurement window started and ended, and its flit-hops then.
@@ -142,14 +209,104 @@ impl Drop for BreakOnPanic<'_> {
 
 /// What the partitions share: the gate, the mail between them (`from * parts + to`), each
 /// one's window log (with its source-queue sample when the window starts at a batch
-/// boundary) and the deadlock analysis' shares and result.
+/// boundary) and the deadlock analysis' shares and result. Under MPI, this process runs the
+/// partitions `local` (the gate is theirs) and its first partition's thread, the one that
+/// started MPI, swaps the other ranks' entries in between the gate's turns.
 struct Shared {
     parts: usize,
+    local: std::ops::Range<usize>,
+    across_ranks: bool,
     gate: Gate,
     mail: Vec<Mutex<Mail>>,
     logs: Vec<Mutex<(Option<u64>, Vec<CycleLog>)>>,
     probes: Vec<Mutex<Option<ProbePart>>>,
     probe_result: Mutex<Option<DeadlockReport>>,
+}
+
+/// The partitions rank `rank` of `ranks` runs: contiguous blocks, sizes differing by at most
+/// one (neighbouring partitions, such as a dragonfly's neighbouring groups, stay together).
+fn parts_of_rank(rank: usize, ranks: usize, parts: usize) -> std::ops::Range<usize> {
+    (rank * parts).div_ceil(ranks)..((rank + 1) * parts).div_ceil(ranks)
+}
+
+/// A partition's figures for the others at the end of a run under MPI.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct PartResult {
+    part: usize,
+    counters: Counters,
+    stats: Stats,
+    measure_flit_hops: u64,
+}
+
+/// What one rank sends another after a window: its partitions' mail for the other's
+/// partitions (`from`, `to`) and its partitions' logs.
+#[derive(Default)]
+struct WindowMessage {
+    mail: Vec<(u32, u32, Mail)>,
+    logs: Vec<(u32, Option<u64>, Vec<CycleLog>)>,
+}
+
+impl WindowMessage {
+    fn encode(&self) -> Vec<u8> {
+        let mut w = Writer::default();
+        w.len(self.mail.len());
+        for (from, to, mail) in &self.mail {
+            w.u32(*from);
+            w.u32(*to);
+            mail.encode(&mut w);
+        }
+        w.len(self.logs.len());
+        for (part, sample, log) in &self.logs {
+            w.u32(*part);
+            match sample {
+                Some(queued) => {
+                    w.u8(1);
+                    w.u64(*queued);
+                }
+                None => w.u8(0),
+            }
+            w.len(log.len());
+            for &CycleLog {
+                queued,
+                flits,
+                outstanding,
+                last_move,
+            } in log
+            {
+                for v in [queued, flits, outstanding, last_move] {
+                    w.u64(v);
+                }
+            }
+        }
+        w.0
+    }
+
+    fn decode(bytes: &[u8]) -> WindowMessage {
+        let mut r = Reader(bytes);
+        let mail = (0..r.len())
+            .map(|_| (r.u32(), r.u32(), Mail::decode(&mut r)))
+            .collect();
+        let logs = (0..r.len())
+            .map(|_| {
+                let part = r.u32();
+                let sample = (r.u8() != 0).then(|| r.u64());
+                let log = (0..r.len())
+                    .map(|_| CycleLog {
+                        queued: r.u64(),
+                        flits: r.u64(),
+                        outstanding: r.u64(),
+                        last_move: r.u64(),
+                    })
+                    .collect();
+                (part, sample, log)
+            })
+            .collect();
+        assert!(
+            r.is_empty(),
+            "a window message from another rank is longer than read"
+        );
+        WindowMessage { mail, logs }
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -205,6 +362,12 @@ fn run_on<R: RouterModel>(
 
 /// One attempt of [`run_partitioned`]: the run, or (`Err`) the cycle a source-queue limit was
 /// passed at inside a window, where the next attempt must end a window.
+///
+/// Under MPI, when this thread may start collectives of the whole job
+/// (`cluster::ranks_in_step`) and there are at least as many partitions as ranks, each rank
+/// runs its block of partitions ([`parts_of_rank`]), its first one on this thread, and the
+/// ranks swap windows' mail and logs (and deadlock-analysis shares) with MPI; every rank
+/// returns the whole run, joined in partition order as a single process joins it.
 fn run_once<R: RouterModel>(
     topo: &Topology,
     routing: &dyn RoutingFunction,
@@ -215,10 +378,17 @@ fn run_once<R: RouterModel>(
     stop_at: Option<u64>,
 ) -> Result<PartitionedRun, u64> {
     let parts = partitioning.parts;
+    let ranks = crate::cluster::ranks_in_step().filter(|r| r.place().size <= parts);
+    let place = ranks
+        .as_ref()
+        .map_or(crate::cluster::Place { rank: 0, size: 1 }, |r| r.place());
+    let local = parts_of_rank(place.rank, place.size, parts);
     let shared = Shared {
         parts,
+        local: local.clone(),
+        across_ranks: ranks.is_some(),
         gate: Gate {
-            parts,
+            parts: local.len(),
             state: Mutex::new((0, 0, false)),
             turned: Condvar::new(),
         },
@@ -229,92 +399,132 @@ fn run_once<R: RouterModel>(
     };
     let started = Instant::now();
     let setup = Mutex::new(0.0f64);
-    type Outcome = (Ending, u64, Counters, Stats, MeasureClock);
+    type Outcome = (Ending, u64, Counters, Stats, MeasureClock, SyncFigures);
+    let run_part = |k: usize, ranks: Option<&crate::cluster::Ranks>| {
+        let _guard = BreakOnPanic(&shared.gate);
+        let mut session = default_session(routing, seed);
+        session.set_partition(Arc::clone(&partitioning.router_part), k as u32);
+        let mut engine = Engine::<R>::build_part(
+            topo,
+            session,
+            traffic.clone(),
+            params.clone(),
+            seed,
+            Some(PartState::new(Arc::clone(partitioning), k)),
+        );
+        shared.gate.wait()?;
+        if k == shared.local.start {
+            *lock(&setup) = started.elapsed().as_secs_f64();
+        }
+        let lookahead = partitioning.lookahead;
+        let mut clock = MeasureClock::default();
+        let mut sync = SyncFigures {
+            ranks: place.size,
+            ..SyncFigures::default()
+        };
+        let end = drive(
+            &mut engine,
+            k,
+            &shared,
+            ranks,
+            lookahead,
+            stop_at,
+            &mut clock,
+            &mut sync,
+        )?;
+        if let Some(ranks) = ranks {
+            sync.exchange_bytes = ranks.bytes_sent();
+        }
+        Ok::<Outcome, Abandoned>((
+            end,
+            engine.now,
+            std::mem::take(&mut engine.counters),
+            engine.stats.clone(),
+            clock,
+            sync,
+        ))
+    };
     let outcomes: Vec<Result<Outcome, Abandoned>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..parts)
-            .map(|k| {
-                let (shared, partitioning, setup) = (&shared, &partitioning, &setup);
-                let traffic = traffic.clone();
-                scope.spawn(move || {
-                    let _guard = BreakOnPanic(&shared.gate);
-                    let mut session = default_session(routing, seed);
-                    session.set_partition(Arc::clone(&partitioning.router_part), k as u32);
-                    let mut engine = Engine::<R>::build_part(
-                        topo,
-                        session,
-                        traffic,
-                        params.clone(),
-                        seed,
-                        Some(PartState::new(Arc::clone(partitioning), k)),
-                    );
-                    shared.gate.wait()?;
-                    if k == 0 {
-                        *lock(setup) = started.elapsed().as_secs_f64();
-                    }
-                    let lookahead = partitioning.lookahead;
-                    let mut clock = MeasureClock::default();
-                    let end = drive(&mut engine, k, shared, lookahead, stop_at, &mut clock)?;
-                    Ok((
-                        end,
-                        engine.now,
-                        std::mem::take(&mut engine.counters),
-                        engine.stats.clone(),
-                        clock,
-                    ))
-                })
-            })
+        let run_part = &run_part;
+        let handles: Vec<_> = (local.start + 1..local.end)
+            .map(|k| scope.spawn(move || run_part(k, None)))
             .collect();
-        handles
-            .into_iter()
-            .map(|h| {
+        // The block's first partition runs here: under MPI, this is the thread that may
+        // call it.
+        let first = run_part(local.start, ranks.as_ref());
+        std::iter::once(first)
+            .chain(handles.into_iter().map(|h| {
                 h.join()
                     .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            })
+            }))
             .collect()
     });
-    let mut joined: Option<PartitionedRun> = None;
-    for outcome in outcomes {
-        let Ok((ending, now, counters, stats, clock)) = outcome else {
+    let mut results = Vec::with_capacity(local.len());
+    let mut first: Option<(RunEnd, u64, MeasureClock, SyncFigures)> = None;
+    for (k, outcome) in local.clone().zip(outcomes) {
+        let Ok((ending, now, counters, stats, clock, sync)) = outcome else {
             unreachable!("a partition stops early only when another panicked, re-raised above")
         };
         let end = match ending {
             Ending::Ended(end) => end,
-            // Every partition decides alike.
+            // Every partition decides alike, on every rank.
             Ending::RunAgainStoppingAt(cycle) => return Err(cycle),
         };
-        match &mut joined {
-            None => {
-                joined = Some(PartitionedRun {
-                    end,
-                    now,
-                    counters,
-                    stats,
-                    partitioning: Partitioning::clone(partitioning),
-                    setup_seconds: *lock(&setup),
-                    measure_seconds: clock.seconds(),
-                    measure_flit_hops: clock.flit_hops(),
-                });
-            }
-            Some(run) => {
-                debug_assert_eq!((&run.end, run.now), (&end, now), "partitions disagree");
-                run.counters.add(&counters);
-                run.stats.merge(&stats);
-                run.measure_flit_hops += clock.flit_hops();
-            }
+        results.push(PartResult {
+            part: k,
+            counters,
+            stats,
+            measure_flit_hops: clock.flit_hops(),
+        });
+        match &first {
+            None => first = Some((end, now, clock, sync)),
+            Some((e, n, ..)) => debug_assert_eq!((e, *n), (&end, now), "partitions disagree"),
         }
     }
-    Ok(joined.expect("at least one partition"))
+    let (end, now, clock, mut sync) = first.expect("at least one partition");
+    sync.least_exchange_seconds = sync.exchange_seconds;
+    if let Some(ranks) = &ranks {
+        results = ranks.all_gather(results).into_iter().flatten().collect();
+        sync.least_exchange_seconds = ranks
+            .all_gather(sync.exchange_seconds)
+            .into_iter()
+            .fold(f64::INFINITY, f64::min);
+    }
+    let mut results = results.into_iter();
+    let head = results.next().expect("at least one partition");
+    debug_assert_eq!(head.part, 0, "results in partition order");
+    let mut run = PartitionedRun {
+        end,
+        now,
+        counters: head.counters,
+        stats: head.stats,
+        partitioning: Partitioning::clone(partitioning),
+        setup_seconds: *lock(&setup),
+        measure_seconds: clock.seconds(),
+        measure_flit_hops: head.measure_flit_hops,
+        sync,
+    };
+    for (k, part) in results.enumerate() {
+        debug_assert_eq!(part.part, k + 1, "results in partition order");
+        run.counters.add(&part.counters);
+        run.stats.merge(&part.stats);
+        run.measure_flit_hops += part.measure_flit_hops;
+    }
+    Ok(run)
 }
 
 /// Partition `k`'s side of the run (every partition takes the same decisions, from the same
 /// joined logs).
+#[allow(clippy::too_many_arguments)]
 fn drive<R: RouterModel>(
     engine: &mut Engine<'_, R>,
     k: usize,
     shared: &Shared,
+    ranks: Option<&Ranks>,
     lookahead: u64,
     stop_at: Option<u64>,
     clock: &mut MeasureClock,
+    sync: &mut SyncFigures,
 ) -> Result<Ending, Abandoned> {
     let p = engine.params.clone();
     let end_measure = p.warmup_cycles + p.measure_cycles;
@@ -336,7 +546,7 @@ fn drive<R: RouterModel>(
                     "{} measured packets still undelivered {} cycles after the measurement",
                     global.outstanding, p.drain_cycles
                 );
-                return saturated(engine, k, shared, reason, &global).map(Ending::Ended);
+                return saturated(engine, k, shared, ranks, reason, &global).map(Ending::Ended);
             }
         }
         let at_batch =
@@ -387,6 +597,15 @@ fn drive<R: RouterModel>(
         // the sequential engine would have counted, since the move is made between windows.
         *lock(&shared.logs[k]) = (sample, log);
         shared.gate.wait()?;
+        sync.windows += 1;
+        if shared.across_ranks {
+            if let Some(ranks) = ranks {
+                let started = Instant::now();
+                exchange_across_ranks(shared, ranks);
+                sync.exchange_seconds += started.elapsed().as_secs_f64();
+            }
+            shared.gate.wait()?;
+        }
         for from in (0..shared.parts).filter(|&from| from != k) {
             let mail = std::mem::take(&mut *lock(&shared.mail[from * shared.parts + k]));
             engine.take_incoming(from, mail);
@@ -403,19 +622,20 @@ fn drive<R: RouterModel>(
             global = cycle;
             if cycle.flits > 0 {
                 if now - cycle.last_move > p.deadlock_cycles {
-                    let report = probe(engine, k, shared, &cycle)?.unwrap_or(DeadlockReport {
-                        cycle: now,
-                        cycle_vcs: Vec::new(),
-                        flits_in_flight: cycle.flits,
-                        blocked_vcs: 0,
-                        blocked_flits: 0,
-                        stalled_cycles: now - cycle.last_move,
-                        example_vc: None,
-                    });
+                    let report =
+                        probe(engine, k, shared, ranks, &cycle)?.unwrap_or(DeadlockReport {
+                            cycle: now,
+                            cycle_vcs: Vec::new(),
+                            flits_in_flight: cycle.flits,
+                            blocked_vcs: 0,
+                            blocked_flits: 0,
+                            stalled_cycles: now - cycle.last_move,
+                            example_vc: None,
+                        });
                     return Ok(Ending::Ended(RunEnd::Deadlock(report)));
                 }
                 if now % DEADLOCK_PROBE == 0 {
-                    if let Some(report) = probe(engine, k, shared, &cycle)? {
+                    if let Some(report) = probe(engine, k, shared, ranks, &cycle)? {
                         return Ok(Ending::Ended(RunEnd::Deadlock(report)));
                     }
                 }
@@ -428,14 +648,14 @@ fn drive<R: RouterModel>(
                     "more than {} packets waiting in source queues at cycle {now}",
                     p.max_queued_packets
                 );
-                return saturated(engine, k, shared, reason, &cycle).map(Ending::Ended);
+                return saturated(engine, k, shared, ranks, reason, &cycle).map(Ending::Ended);
             }
         }
         if measuring && engine.now == end_measure {
             clock.end = Some((Instant::now(), engine.counters.flit_hops));
             queue_at_batch.push(global.queued);
             if let Some(reason) = queue_growth(&queue_at_batch, terminals) {
-                return saturated(engine, k, shared, reason, &global).map(Ending::Ended);
+                return saturated(engine, k, shared, ranks, reason, &global).map(Ending::Ended);
             }
         }
     }
@@ -446,27 +666,43 @@ fn saturated<R: RouterModel>(
     engine: &Engine<'_, R>,
     k: usize,
     shared: &Shared,
+    ranks: Option<&Ranks>,
     reason: String,
     global: &CycleLog,
 ) -> Result<RunEnd, Abandoned> {
-    Ok(match probe(engine, k, shared, global)? {
+    Ok(match probe(engine, k, shared, ranks, global)? {
         Some(report) => RunEnd::Deadlock(report),
         None => RunEnd::Saturated(reason),
     })
 }
 
 /// `Engine::find_deadlock` over the whole network: every partition hands in its share, the
-/// first joins them, all read the result.
+/// first of each process joins them (under MPI, after every rank has sent every other its
+/// shares), all read the result.
 fn probe<R: RouterModel>(
     engine: &Engine<'_, R>,
     k: usize,
     shared: &Shared,
+    ranks: Option<&Ranks>,
     global: &CycleLog,
 ) -> Result<Option<DeadlockReport>, Abandoned> {
     let part = engine.part.as_ref().expect("a partition's engine");
     *lock(&shared.probes[k]) = Some(R::probe_part(engine, &|r| part.owns_router(r)));
     shared.gate.wait()?;
-    if k == 0 {
+    if shared.across_ranks {
+        if let Some(ranks) = ranks {
+            let mine: Vec<(usize, ProbePart)> = shared
+                .local
+                .clone()
+                .map(|k| (k, lock(&shared.probes[k]).take().expect("a local share")))
+                .collect();
+            for (k, share) in ranks.all_gather(mine).into_iter().flatten() {
+                *lock(&shared.probes[k]) = Some(share);
+            }
+        }
+        shared.gate.wait()?;
+    }
+    if k == shared.local.start {
         let shares = shared
             .probes
             .iter()

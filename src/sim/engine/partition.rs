@@ -201,16 +201,22 @@ fn deal_groups(routers: usize, groups: &[Vec<u32>], parts: usize) -> Vec<u32> {
 pub(super) struct CutFlit {
     pub(super) arrival: u64,
     pub(super) event: FlitEvent,
-    packet: Option<Packet>,
+    pub(super) packet: Option<Packet>,
 }
 
 /// What one partition sends another at the end of a window.
 #[derive(Default, Debug)]
 pub(crate) struct Mail {
-    flits: Vec<CutFlit>,
-    credits: Vec<(u64, u32)>,
+    pub(super) flits: Vec<CutFlit>,
+    pub(super) credits: Vec<(u64, u32)>,
     /// What a learning routing's session tells the receiver's routers.
-    updates: Vec<RemoteUpdate>,
+    pub(super) updates: Vec<RemoteUpdate>,
+}
+
+impl Mail {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.flits.is_empty() && self.credits.is_empty() && self.updates.is_empty()
+    }
 }
 
 /// The channel side of a partition: who owns each channel's sink and each credit counter,
