@@ -3,25 +3,15 @@
 //! field.
 
 mod common;
+#[path = "support/small_dragonfly.rs"]
+mod small_dragonfly;
 
 use std::path::Path;
 
 use common::{error_line, json};
 
 fn problem(dir: &Path, name: &str, routing: &str, partitions: usize) -> String {
-    let path = dir.join(name);
-    std::fs::write(
-        &path,
-        format!(
-            "seed = 4\n[topology]\nkind = \"dragonfly\"\np = 2\na = 4\nh = 2\ng = 9\n\
-             local_latency = 2\nglobal_latency = 12\n[routing]\nalgorithm = \"{routing}\"\n\
-             [[traffic]]\npattern = \"uniform\"\nload = 0.2\npacket_size = 2\n\
-             [simulation]\nnum_vcs = 5\nvc_depth = 16\nwarmup_cycles = 500\n\
-             measure_cycles = 2000\npartitions = {partitions}\n"
-        ),
-    )
-    .unwrap();
-    path.to_str().unwrap().to_string()
+    small_dragonfly::write(dir, name, routing, partitions, "")
 }
 
 #[test]

@@ -7,6 +7,9 @@
 
 #[allow(dead_code)]
 mod common;
+#[cfg(feature = "mpi")]
+#[path = "support/small_dragonfly.rs"]
+mod small_dragonfly;
 
 use std::process::Command;
 
@@ -260,21 +263,16 @@ mod with_mpi {
         }
     }
 
-    /// A 72-node dragonfly (9 groups, 12-cycle global channels) for the partitioned engine.
+    /// A 72-node dragonfly (9 groups, 12-cycle global channels) for the partitioned engine;
+    /// a learned routing pre-trains once and keeps a timeline (sessions and delivered packets
+    /// kept per partition, across ranks).
     fn split_dragonfly(dir: &Path, routing: &str) -> String {
-        let path = dir.join(format!("{routing}.toml"));
-        std::fs::write(
-            &path,
-            format!(
-                "seed = 4\n[topology]\nkind = \"dragonfly\"\np = 2\na = 4\nh = 2\ng = 9\n\
-                 local_latency = 2\nglobal_latency = 12\n[routing]\nalgorithm = \"{routing}\"\n\
-                 [[traffic]]\npattern = \"uniform\"\nload = 0.2\npacket_size = 2\n\
-                 [simulation]\nnum_vcs = 5\nvc_depth = 16\nwarmup_cycles = 500\n\
-                 measure_cycles = 2000\npartitions = 4\n"
-            ),
-        )
-        .unwrap();
-        path.display().to_string()
+        let learned = if routing.starts_with("q_") {
+            "pretrain_runs = 1\ntimeline_window = 250\n"
+        } else {
+            ""
+        };
+        small_dragonfly::write(dir, &format!("{routing}.toml"), routing, 4, learned)
     }
 
     /// The collectives of split simulations rank `rank` reported (FABRICOPT_MPI_STATS).
@@ -292,8 +290,8 @@ mod with_mpi {
     #[test]
     fn one_network_split_over_ranks_is_identical_under_1_2_4_ranks() {
         // Each load's network split into 4 partitions spread over the ranks, against the
-        // sequential engine: a classical and a learned routing; 0.9 saturates (the queue
-        // limit and the deadlock analysis across ranks).
+        // sequential engine: a classical and a learned routing (pre-trained, with a
+        // timeline); 0.9 saturates (the queue limit and the deadlock analysis across ranks).
         let tmp = tempfile::tempdir().unwrap();
         for routing in ["ugal_n", "q_adaptive"] {
             let problem = split_dragonfly(tmp.path(), routing);
@@ -319,6 +317,10 @@ mod with_mpi {
                 .map(|p| p["status"].as_str().unwrap())
                 .collect();
             assert_eq!(statuses, ["ok", "ok", "saturated"], "{routing}");
+            if routing == "q_adaptive" {
+                let windows = reference["points"][0]["timeline"].as_array().map(Vec::len);
+                assert!(windows >= Some(5), "{windows:?}");
+            }
             let split = args("4");
             let split: Vec<&str> = split.iter().map(String::as_str).collect();
             for ranks in [1, 2, 4] {

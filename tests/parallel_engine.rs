@@ -220,6 +220,79 @@ fn learned_routings_agree_bit_for_bit() {
     assert_eq!(end, RunEnd::Completed, "q_adaptive, feedback at input exit");
 }
 
+/// A load point without its timings (everything measured must agree).
+fn measured(point: fabricopt::sim::LoadPoint) -> fabricopt::sim::LoadPoint {
+    fabricopt::sim::LoadPoint {
+        wall_seconds: 0.0,
+        setup_seconds: 0.0,
+        ..point
+    }
+}
+
+/// Pre-training (each partition's Q-table session carried from run to run, frozen or not)
+/// and the timeline (every partition's packets joined into the same windows) give the
+/// sequential engine's load point; so does a pre-training run stopped by the source-queue
+/// limit inside a window, which makes the whole chain of runs start over.
+#[test]
+fn pretraining_and_timelines_agree_bit_for_bit() {
+    let t = topo(DRAGONFLY);
+    let r = named("q_adaptive", &t, 5);
+    for (load, freeze, max_queued) in [
+        (0.15, false, None),
+        (0.2, true, None),
+        (0.95, false, Some(160)),
+    ] {
+        let mut p = SimConfig {
+            pretrain_runs: Some(2),
+            freeze_after_pretrain: Some(freeze),
+            timeline_window: Some(250),
+            ..config(5, 16)
+        }
+        .resolve()
+        .unwrap();
+        if let Some(limit) = max_queued {
+            p.max_queued_packets = limit;
+        }
+        let tr = traffic(&t, "uniform", load);
+        let sequential = measured(fabricopt::sim::simulate_point(
+            &t,
+            r.as_ref(),
+            tr.clone(),
+            &p,
+            3,
+            load,
+        ));
+        if max_queued.is_some() {
+            // Every run stops at the limit, inside a window of the partitioned runs.
+            assert_eq!(sequential.status, fabricopt::sim::PointStatus::Saturated);
+        } else {
+            assert!(
+                sequential.timeline.len() >= 10,
+                "{load}: {:?}",
+                sequential.timeline
+            );
+        }
+        for parts in [2, 3] {
+            let split = SimParams {
+                partitions: parts,
+                ..p.clone()
+            };
+            let got = measured(fabricopt::sim::simulate_point(
+                &t,
+                r.as_ref(),
+                tr.clone(),
+                &split,
+                3,
+                load,
+            ));
+            assert_eq!(
+                got, sequential,
+                "load {load}, freeze {freeze}, {parts} partitions"
+            );
+        }
+    }
+}
+
 #[test]
 fn dqn_and_too_many_partitions_are_refused_clearly() {
     let t = topo("torus:4x4");

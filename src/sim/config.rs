@@ -364,24 +364,6 @@ impl SimParams {
                 format!("must be 1 to {MAX_PARTITIONS} (got {})", p.partitions),
             ));
         }
-        if p.partitions > 1 {
-            let refused = if p.timeline_window > 0 {
-                Some("timeline_window")
-            } else if p.pretrain_runs > 0 {
-                Some("pretrain_runs")
-            } else {
-                None
-            };
-            if let Some(what) = refused {
-                return Err(Error::field(
-                    "simulation.partitions",
-                    format!(
-                        "the parallel engine (partitions > 1) does not run {what} yet; use \
-                         partitions = 1"
-                    ),
-                ));
-            }
-        }
         if p.freeze_after_pretrain && p.pretrain_runs == 0 {
             return Err(Error::field(
                 "simulation.freeze_after_pretrain",

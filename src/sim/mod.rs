@@ -181,9 +181,10 @@ fn simulate_point_partitioned(
     load: f64,
 ) -> LoadPoint {
     let start = Instant::now();
-    let run = engine::run_partitioned(topo, routing, traffic, params, seed, params.partitions)
+    let mut run = engine::run_partitioned(topo, routing, traffic, params, seed, params.partitions)
         .unwrap_or_else(|e| panic!("partitions checked by sim::check_partitions: {e}"));
-    Measured {
+    let timeline = std::mem::take(&mut run.timeline);
+    let point = Measured {
         end: run.end,
         cycles: run.now,
         counters: run.counters,
@@ -191,7 +192,8 @@ fn simulate_point_partitioned(
         wall_seconds: start.elapsed().as_secs_f64(),
         setup_seconds: run.setup_seconds,
     }
-    .point(topo, params, load)
+    .point(topo, params, load);
+    LoadPoint { timeline, ..point }
 }
 
 /// What a finished run measured, whichever engine ran it.

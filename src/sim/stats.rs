@@ -11,7 +11,7 @@ use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
 /// One delivered packet.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Serialize, serde::Deserialize)]
 pub struct PacketRecord {
     pub class: usize,
     pub created: u64,
@@ -284,6 +284,8 @@ pub(crate) struct Timeline {
     network_sum: u64,
     hops: u64,
     windows: Vec<TimelineWindow>,
+    /// Recording instead ([`Timeline::recording`]): the delivered packets themselves.
+    recorded: Option<Vec<PacketRecord>>,
 }
 
 impl Timeline {
@@ -296,10 +298,43 @@ impl Timeline {
             network_sum: 0,
             hops: 0,
             windows: Vec::new(),
+            recorded: None,
         }
     }
 
+    /// A timeline that keeps its packets instead of summing them up, for one partition of a
+    /// network (the parallel engine): [`Timeline::of_records`] makes the whole network's
+    /// timeline from every partition's.
+    pub(crate) fn recording(window: u64) -> Self {
+        Timeline {
+            recorded: Some(Vec::new()),
+            ..Timeline::new(window)
+        }
+    }
+
+    /// The packets recorded (empty unless [`Timeline::recording`]).
+    pub(crate) fn into_records(self) -> Vec<PacketRecord> {
+        self.recorded.unwrap_or_default()
+    }
+
+    /// The timeline of `records`, the delivered packets of every partition together: the
+    /// windows a single engine that delivered them all would have made (a window's figures
+    /// do not depend on the order of its packets: latencies are sorted first, the rest are
+    /// integer sums).
+    pub(crate) fn of_records(window: u64, mut records: Vec<PacketRecord>) -> Vec<TimelineWindow> {
+        records.sort_by_key(|r| r.delivered);
+        let mut timeline = Timeline::new(window);
+        for r in &records {
+            timeline.delivered(r);
+        }
+        timeline.finish()
+    }
+
     pub(crate) fn delivered(&mut self, rec: &PacketRecord) {
+        if let Some(records) = &mut self.recorded {
+            records.push(*rec);
+            return;
+        }
         let w = rec.delivered / self.window;
         if w != self.current {
             self.close();

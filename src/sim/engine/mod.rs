@@ -444,6 +444,20 @@ impl<'a, R: RouterModel> Engine<'a, R> {
         self.timeline.take().map(|t| t.finish()).unwrap_or_default()
     }
 
+    /// Keeps the packets delivered for a timeline of `window` cycles made later with every
+    /// partition's (the parallel engine; `stats::Timeline::of_records`).
+    pub(crate) fn record_timeline(&mut self, window: u64) {
+        self.timeline = Some(super::stats::Timeline::recording(window));
+    }
+
+    /// The packets kept by [`Engine::record_timeline`]; ends the recording.
+    pub(crate) fn take_timeline_records(&mut self) -> Vec<super::stats::PacketRecord> {
+        self.timeline
+            .take()
+            .map(|t| t.into_records())
+            .unwrap_or_default()
+    }
+
     /// The delivered packets logged so far.
     pub fn take_log(&mut self) -> Vec<DeliveredPacket> {
         self.log.as_mut().map(std::mem::take).unwrap_or_default()

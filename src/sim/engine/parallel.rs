@@ -22,10 +22,12 @@ use std::time::Instant;
 use super::diagnostics::ProbePart;
 use super::diagnostics::queue_growth;
 use super::partition::{Mail, PartState, Partitioning};
-use super::wire::{Reader, Writer};
+use super::wire::WindowMessage;
 use super::*;
 use crate::cluster::Ranks;
+use crate::routing::session::RoutingSession;
 use crate::sim::stats::Collector as Stats;
+use crate::sim::stats::{PacketRecord, Timeline, TimelineWindow};
 
 /// Swaps, between the ranks, what their partitions sent each other in the window just run
 /// and their partitions' logs (see [`WindowMessage`]); afterwards `shared` holds every
@@ -90,6 +92,8 @@ pub struct PartitionedRun {
     /// `fabricopt bench`), and the flit-hops made in it.
     pub measure_seconds: f64,
     pub measure_flit_hops: u64,
+    /// Latency per `timeline_window` cycles (when asked for), from every partition's packets.
+    pub timeline: Vec<TimelineWindow>,
     /// How the run was synchronised (windows, and the exchange between MPI ranks).
     pub sync: SyncFigures,
 }
@@ -134,11 +138,11 @@ impl MeasureClock {
 
 /// One cycle of one partition, as logged for the others.
 #[derive(Clone, Copy, Debug, Default)]
-struct CycleLog {
-    queued: u64,
-    flits: u64,
-    outstanding: u64,
-    last_move: u64,
+pub(super) struct CycleLog {
+    pub(super) queued: u64,
+    pub(super) flits: u64,
+    pub(super) outstanding: u64,
+    pub(super) last_move: u64,
 }
 
 impl CycleLog {
@@ -235,78 +239,21 @@ struct PartResult {
     part: usize,
     counters: Counters,
     stats: Stats,
+    /// The packets it delivered, when the run keeps a timeline.
+    timeline: Vec<PacketRecord>,
     measure_flit_hops: u64,
 }
 
-/// What one rank sends another after a window: its partitions' mail for the other's
-/// partitions (`from`, `to`) and its partitions' logs.
-#[derive(Default)]
-struct WindowMessage {
-    mail: Vec<(u32, u32, Mail)>,
-    logs: Vec<(u32, Option<u64>, Vec<CycleLog>)>,
-}
-
-impl WindowMessage {
-    fn encode(&self) -> Vec<u8> {
-        let mut w = Writer::default();
-        w.len(self.mail.len());
-        for (from, to, mail) in &self.mail {
-            w.u32(*from);
-            w.u32(*to);
-            mail.encode(&mut w);
-        }
-        w.len(self.logs.len());
-        for (part, sample, log) in &self.logs {
-            w.u32(*part);
-            match sample {
-                Some(queued) => {
-                    w.u8(1);
-                    w.u64(*queued);
-                }
-                None => w.u8(0),
-            }
-            w.len(log.len());
-            for &CycleLog {
-                queued,
-                flits,
-                outstanding,
-                last_move,
-            } in log
-            {
-                for v in [queued, flits, outstanding, last_move] {
-                    w.u64(v);
-                }
-            }
-        }
-        w.0
-    }
-
-    fn decode(bytes: &[u8]) -> WindowMessage {
-        let mut r = Reader(bytes);
-        let mail = (0..r.len())
-            .map(|_| (r.u32(), r.u32(), Mail::decode(&mut r)))
-            .collect();
-        let logs = (0..r.len())
-            .map(|_| {
-                let part = r.u32();
-                let sample = (r.u8() != 0).then(|| r.u64());
-                let log = (0..r.len())
-                    .map(|_| CycleLog {
-                        queued: r.u64(),
-                        flits: r.u64(),
-                        outstanding: r.u64(),
-                        last_move: r.u64(),
-                    })
-                    .collect();
-                (part, sample, log)
-            })
-            .collect();
-        assert!(
-            r.is_empty(),
-            "a window message from another rank is longer than read"
-        );
-        WindowMessage { mail, logs }
-    }
+/// How one partition's thread ends.
+struct PartOutcome<'a> {
+    ending: Ending,
+    now: u64,
+    counters: Counters,
+    stats: Stats,
+    timeline: Vec<PacketRecord>,
+    clock: MeasureClock,
+    sync: SyncFigures,
+    session: Box<dyn RoutingSession + 'a>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -350,14 +297,46 @@ fn run_on<R: RouterModel>(
         let ports = Ports::new(&net, params);
         Arc::new(Partitioning::new(&net, &ports, parts, feedback)?)
     };
-    let mut stop_at = None;
-    loop {
-        match run_once::<R>(topo, routing, traffic, params, seed, &partitioning, stop_at) {
-            Ok(run) => return Ok(run),
-            // Deterministic: the same run again reaches the same state at that cycle.
-            Err(cycle) => stop_at = Some(cycle),
+    // Pre-training as `sim::simulate_point` does it: the same run again and again, each
+    // partition's routing session carried from one to the next, the last one measured.
+    let runs = params.pretrain_runs as usize + 1;
+    let mut stops: Vec<Option<u64>> = vec![None; runs];
+    'attempt: loop {
+        let mut sessions: Option<Vec<Box<dyn RoutingSession + '_>>> = None;
+        for (i, &stop_at) in stops.iter().enumerate() {
+            let measured = i + 1 == runs;
+            if measured && params.freeze_after_pretrain {
+                for s in sessions.iter_mut().flatten() {
+                    s.set_learning(false);
+                }
+            }
+            let attempt = Attempt {
+                sessions: sessions.take(),
+                stop_at,
+                timeline: measured && params.timeline_window > 0,
+            };
+            match run_once::<R>(topo, routing, traffic, params, seed, &partitioning, attempt) {
+                Ok((run, _)) if measured => return Ok(run),
+                Ok((_, carried)) => sessions = Some(carried),
+                // Deterministic: the same runs again reach the same state at that cycle (the
+                // sessions this run started from are gone, so the chain starts over).
+                Err(cycle) => {
+                    stops[i] = Some(cycle);
+                    continue 'attempt;
+                }
+            }
         }
+        unreachable!("the measured run returns");
     }
+}
+
+/// How [`run_once`] starts: this process's partitions' sessions (carried from a pre-training
+/// run; fresh ones when `None`), the cycle a window must end at (see [`run_once`]) and whether
+/// to keep the packets for a timeline.
+struct Attempt<'a> {
+    sessions: Option<Vec<Box<dyn RoutingSession + 'a>>>,
+    stop_at: Option<u64>,
+    timeline: bool,
 }
 
 /// One attempt of [`run_partitioned`]: the run, or (`Err`) the cycle a source-queue limit was
@@ -368,15 +347,20 @@ fn run_on<R: RouterModel>(
 /// runs its block of partitions ([`parts_of_rank`]), its first one on this thread, and the
 /// ranks swap windows' mail and logs (and deadlock-analysis shares) with MPI; every rank
 /// returns the whole run, joined in partition order as a single process joins it.
-fn run_once<R: RouterModel>(
-    topo: &Topology,
-    routing: &dyn RoutingFunction,
+fn run_once<'a, R: RouterModel>(
+    topo: &'a Topology,
+    routing: &'a dyn RoutingFunction,
     traffic: &Traffic,
     params: &SimParams,
     seed: u64,
     partitioning: &Arc<Partitioning>,
-    stop_at: Option<u64>,
-) -> Result<PartitionedRun, u64> {
+    attempt: Attempt<'a>,
+) -> Result<(PartitionedRun, Vec<Box<dyn RoutingSession + 'a>>), u64> {
+    let Attempt {
+        sessions,
+        stop_at,
+        timeline,
+    } = attempt;
     let parts = partitioning.parts;
     let ranks = crate::cluster::ranks_in_step().filter(|r| r.place().size <= parts);
     let place = ranks
@@ -399,10 +383,11 @@ fn run_once<R: RouterModel>(
     };
     let started = Instant::now();
     let setup = Mutex::new(0.0f64);
-    type Outcome = (Ending, u64, Counters, Stats, MeasureClock, SyncFigures);
-    let run_part = |k: usize, ranks: Option<&crate::cluster::Ranks>| {
+    let run_part = |k: usize,
+                    ranks: Option<&crate::cluster::Ranks>,
+                    session: Option<Box<dyn RoutingSession + 'a>>| {
         let _guard = BreakOnPanic(&shared.gate);
-        let mut session = default_session(routing, seed);
+        let mut session = session.unwrap_or_else(|| default_session(routing, seed));
         session.set_partition(Arc::clone(&partitioning.router_part), k as u32);
         let mut engine = Engine::<R>::build_part(
             topo,
@@ -412,6 +397,9 @@ fn run_once<R: RouterModel>(
             seed,
             Some(PartState::new(Arc::clone(partitioning), k)),
         );
+        if timeline {
+            engine.record_timeline(params.timeline_window);
+        }
         shared.gate.wait()?;
         if k == shared.local.start {
             *lock(&setup) = started.elapsed().as_secs_f64();
@@ -422,7 +410,7 @@ fn run_once<R: RouterModel>(
             ranks: place.size,
             ..SyncFigures::default()
         };
-        let end = drive(
+        let ending = drive(
             &mut engine,
             k,
             &shared,
@@ -435,23 +423,37 @@ fn run_once<R: RouterModel>(
         if let Some(ranks) = ranks {
             sync.exchange_bytes = ranks.bytes_sent();
         }
-        Ok::<Outcome, Abandoned>((
-            end,
-            engine.now,
-            std::mem::take(&mut engine.counters),
-            engine.stats.clone(),
+        Ok::<_, Abandoned>(PartOutcome {
+            ending,
+            now: engine.now,
+            counters: std::mem::take(&mut engine.counters),
+            stats: engine.stats.clone(),
+            timeline: engine.take_timeline_records(),
             clock,
             sync,
-        ))
+            session: engine.into_session(),
+        })
     };
-    let outcomes: Vec<Result<Outcome, Abandoned>> = std::thread::scope(|scope| {
+    let mut given: Vec<Option<Box<dyn RoutingSession + 'a>>> = match sessions {
+        Some(carried) => carried.into_iter().map(Some).collect(),
+        None => (0..local.len()).map(|_| None).collect(),
+    };
+    assert_eq!(
+        given.len(),
+        local.len(),
+        "one session per partition of this process"
+    );
+    let outcomes: Vec<Result<PartOutcome<'a>, Abandoned>> = std::thread::scope(|scope| {
         let run_part = &run_part;
         let handles: Vec<_> = (local.start + 1..local.end)
-            .map(|k| scope.spawn(move || run_part(k, None)))
+            .map(|k| {
+                let session = given[k - local.start].take();
+                scope.spawn(move || run_part(k, None, session))
+            })
             .collect();
         // The block's first partition runs here: under MPI, this is the thread that may
         // call it.
-        let first = run_part(local.start, ranks.as_ref());
+        let first = run_part(local.start, ranks.as_ref(), given[0].take());
         std::iter::once(first)
             .chain(handles.into_iter().map(|h| {
                 h.join()
@@ -460,9 +462,20 @@ fn run_once<R: RouterModel>(
             .collect()
     });
     let mut results = Vec::with_capacity(local.len());
+    let mut sessions = Vec::with_capacity(local.len());
     let mut first: Option<(RunEnd, u64, MeasureClock, SyncFigures)> = None;
     for (k, outcome) in local.clone().zip(outcomes) {
-        let Ok((ending, now, counters, stats, clock, sync)) = outcome else {
+        let Ok(PartOutcome {
+            ending,
+            now,
+            counters,
+            stats,
+            timeline,
+            clock,
+            sync,
+            session,
+        }) = outcome
+        else {
             unreachable!("a partition stops early only when another panicked, re-raised above")
         };
         let end = match ending {
@@ -470,10 +483,12 @@ fn run_once<R: RouterModel>(
             // Every partition decides alike, on every rank.
             Ending::RunAgainStoppingAt(cycle) => return Err(cycle),
         };
+        sessions.push(session);
         results.push(PartResult {
             part: k,
             counters,
             stats,
+            timeline,
             measure_flit_hops: clock.flit_hops(),
         });
         match &first {
@@ -503,14 +518,20 @@ fn run_once<R: RouterModel>(
         measure_seconds: clock.seconds(),
         measure_flit_hops: head.measure_flit_hops,
         sync,
+        timeline: Vec::new(),
     };
+    let mut delivered = head.timeline;
     for (k, part) in results.enumerate() {
         debug_assert_eq!(part.part, k + 1, "results in partition order");
         run.counters.add(&part.counters);
         run.stats.merge(&part.stats);
         run.measure_flit_hops += part.measure_flit_hops;
+        delivered.extend(part.timeline);
     }
-    Ok(run)
+    if timeline {
+        run.timeline = Timeline::of_records(params.timeline_window, delivered);
+    }
+    Ok((run, sessions))
 }
 
 /// Partition `k`'s side of the run (every partition takes the same decisions, from the same

@@ -9,33 +9,34 @@ use crate::routing::{PacketInfo, RouteState};
 
 use super::Packet;
 use super::channels::{Flit, FlitEvent};
+use super::parallel::CycleLog;
 use super::partition::{CutFlit, Mail};
 
 /// Appends fields to a message.
 #[derive(Default)]
-pub(super) struct Writer(pub(super) Vec<u8>);
+struct Writer(Vec<u8>);
 
 impl Writer {
-    pub(super) fn u8(&mut self, v: u8) {
+    fn u8(&mut self, v: u8) {
         self.0.push(v);
     }
-    pub(super) fn u16(&mut self, v: u16) {
+    fn u16(&mut self, v: u16) {
         self.0.extend_from_slice(&v.to_le_bytes());
     }
-    pub(super) fn u32(&mut self, v: u32) {
+    fn u32(&mut self, v: u32) {
         self.0.extend_from_slice(&v.to_le_bytes());
     }
-    pub(super) fn u64(&mut self, v: u64) {
+    fn u64(&mut self, v: u64) {
         self.0.extend_from_slice(&v.to_le_bytes());
     }
-    pub(super) fn len(&mut self, n: usize) {
+    fn len(&mut self, n: usize) {
         self.u64(n as u64);
     }
 }
 
 /// Reads a message's fields back, in the order written. A message cut short is a bug (both
 /// sides are this build), so it panics, which ends the MPI job.
-pub(super) struct Reader<'a>(pub(super) &'a [u8]);
+struct Reader<'a>(&'a [u8]);
 
 impl Reader<'_> {
     fn take<const N: usize>(&mut self) -> [u8; N] {
@@ -46,22 +47,22 @@ impl Reader<'_> {
         self.0 = rest;
         *head
     }
-    pub(super) fn u8(&mut self) -> u8 {
+    fn u8(&mut self) -> u8 {
         self.take::<1>()[0]
     }
-    pub(super) fn u16(&mut self) -> u16 {
+    fn u16(&mut self) -> u16 {
         u16::from_le_bytes(self.take())
     }
-    pub(super) fn u32(&mut self) -> u32 {
+    fn u32(&mut self) -> u32 {
         u32::from_le_bytes(self.take())
     }
-    pub(super) fn u64(&mut self) -> u64 {
+    fn u64(&mut self) -> u64 {
         u64::from_le_bytes(self.take())
     }
-    pub(super) fn len(&mut self) -> usize {
+    fn len(&mut self) -> usize {
         self.u64() as usize
     }
-    pub(super) fn is_empty(&self) -> bool {
+    fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
 }
@@ -134,7 +135,7 @@ fn get_packet(r: &mut Reader) -> Packet {
 }
 
 impl Mail {
-    pub(super) fn encode(&self, w: &mut Writer) {
+    fn encode(&self, w: &mut Writer) {
         let Mail {
             flits,
             credits,
@@ -185,7 +186,7 @@ impl Mail {
         }
     }
 
-    pub(super) fn decode(r: &mut Reader) -> Mail {
+    fn decode(r: &mut Reader) -> Mail {
         let flits = (0..r.len())
             .map(|_| {
                 let arrival = r.u64();
@@ -219,5 +220,154 @@ impl Mail {
             credits,
             updates,
         }
+    }
+}
+
+/// What one rank sends another after a window: its partitions' mail for the other's
+/// partitions (`from`, `to`) and its partitions' logs.
+#[derive(Default)]
+pub(super) struct WindowMessage {
+    pub(super) mail: Vec<(u32, u32, Mail)>,
+    pub(super) logs: Vec<(u32, Option<u64>, Vec<CycleLog>)>,
+}
+
+impl WindowMessage {
+    pub(super) fn encode(&self) -> Vec<u8> {
+        let mut w = Writer::default();
+        w.len(self.mail.len());
+        for (from, to, mail) in &self.mail {
+            w.u32(*from);
+            w.u32(*to);
+            mail.encode(&mut w);
+        }
+        w.len(self.logs.len());
+        for (part, sample, log) in &self.logs {
+            w.u32(*part);
+            match sample {
+                Some(queued) => {
+                    w.u8(1);
+                    w.u64(*queued);
+                }
+                None => w.u8(0),
+            }
+            w.len(log.len());
+            for &CycleLog {
+                queued,
+                flits,
+                outstanding,
+                last_move,
+            } in log
+            {
+                for v in [queued, flits, outstanding, last_move] {
+                    w.u64(v);
+                }
+            }
+        }
+        w.0
+    }
+
+    pub(super) fn decode(bytes: &[u8]) -> WindowMessage {
+        let mut r = Reader(bytes);
+        let mail = (0..r.len())
+            .map(|_| (r.u32(), r.u32(), Mail::decode(&mut r)))
+            .collect();
+        let logs = (0..r.len())
+            .map(|_| {
+                let part = r.u32();
+                let sample = (r.u8() != 0).then(|| r.u64());
+                let log = (0..r.len())
+                    .map(|_| CycleLog {
+                        queued: r.u64(),
+                        flits: r.u64(),
+                        outstanding: r.u64(),
+                        last_move: r.u64(),
+                    })
+                    .collect();
+                (part, sample, log)
+            })
+            .collect();
+        assert!(
+            r.is_empty(),
+            "a window message from another rank is longer than read"
+        );
+        WindowMessage { mail, logs }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::routing::NO_ROUTER;
+
+    #[test]
+    fn window_messages_round_trip() {
+        let packet = Packet {
+            info: PacketInfo {
+                id: 7,
+                src_terminal: 1,
+                dst_terminal: u32::MAX,
+                src_router: 2,
+                dst_router: 3,
+                size: 4,
+                class: 5,
+            },
+            route: RouteState {
+                hops: 6,
+                intermediate: NO_ROUTER,
+                phase: 1,
+                flags: 0b101,
+                aux: 9,
+            },
+            created: u64::MAX - 1,
+            injected: 11,
+            received: 2,
+            live: true,
+        };
+        let flit = |slot, index, tail| FlitEvent {
+            channel: 12,
+            vc: 2,
+            flit: Flit::new(slot, index, tail),
+        };
+        let mail = Mail {
+            flits: vec![
+                CutFlit {
+                    arrival: 100,
+                    event: flit(3, 0, false),
+                    packet: Some(packet),
+                },
+                CutFlit {
+                    arrival: 101,
+                    event: flit(3, 1, true),
+                    packet: None,
+                },
+            ],
+            credits: vec![(102, 40), (103, 41)],
+            updates: vec![RemoteUpdate {
+                router: 5,
+                due: 110,
+                index: 33,
+                target: -0.1,
+            }],
+        };
+        let message = WindowMessage {
+            mail: vec![(0, 3, mail), (1, 2, Mail::default())],
+            logs: vec![
+                (
+                    0,
+                    Some(17),
+                    vec![CycleLog {
+                        queued: 1,
+                        flits: 2,
+                        outstanding: 3,
+                        last_move: 4,
+                    }],
+                ),
+                (1, None, Vec::new()),
+            ],
+        };
+        let bytes = message.encode();
+        let back = WindowMessage::decode(&bytes);
+        assert_eq!(format!("{:?}", back.mail), format!("{:?}", message.mail));
+        assert_eq!(format!("{:?}", back.logs), format!("{:?}", message.logs));
     }
 }
