@@ -341,10 +341,12 @@ pub fn sweep(
     ))
 }
 
-/// Bytes one engine needs at least for `topo` under `params`: per input VC its record, its
-/// output VC, route candidate and buffer (8 bytes a flit, in blocks of 4), plus per-port and
-/// per-terminal state. Packets in flight and queued come on top; this is the part that is
-/// allocated up front and cannot shrink.
+/// Bytes one engine may need for `topo` under `params`: per input VC its record, its output
+/// VC, route candidate and buffer (8 bytes a flit, in blocks of 4), plus per-port and
+/// per-terminal state. Packets in flight and queued come on top. The buffers are allocated up
+/// front but take memory only where written (`channels::empty_flit_slots`): a saturated
+/// network fills every one, so this is what a run must be able to reach, not what a light
+/// load uses.
 pub(crate) fn engine_bytes(topo: &Topology, params: &SimParams) -> u128 {
     let router_ports: u128 = topo.routers.iter().map(|r| r.ports.len() as u128).sum();
     let terminals = topo.num_terminals() as u128;
@@ -381,8 +383,9 @@ pub(crate) fn check_memory(
     Err(crate::Error::field(
         "simulation.vc_depth",
         format!(
-            "a load point on {} needs about {:.1} GiB for its buffers ({} VCs of {} flits, {} \
-             partition(s)) and {concurrent} run at once: more than this machine's {:.1} GiB; \
+            "a load point on {} needs up to {:.1} GiB for its buffers when they fill ({} VCs \
+             of {} flits, {} partition(s)) and {concurrent} run at once: more than this \
+             machine's {:.1} GiB; \
              lower vc_depth, num_vcs or partitions, use a smaller topology or run fewer loads \
              at once (RAYON_NUM_THREADS)",
             topo.name,

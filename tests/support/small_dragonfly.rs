@@ -5,7 +5,13 @@ use std::path::Path;
 
 /// Writes the problem as `dir/name` with `routing`, `partitions` and `extra` lines of
 /// `[simulation]`; returns its path.
-pub(crate) fn write(dir: &Path, name: &str, routing: &str, partitions: usize, extra: &str) -> String {
+pub(crate) fn write(
+    dir: &Path,
+    name: &str,
+    routing: &str,
+    partitions: usize,
+    extra: &str,
+) -> String {
     let path = dir.join(name);
     std::fs::write(
         &path,

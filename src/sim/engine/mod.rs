@@ -53,7 +53,7 @@ pub(crate) use diagnostics::DeadlockReport;
 use diagnostics::queue_growth;
 
 pub(crate) use build::default_session;
-use channels::{ChannelDestination, Channels, Flit, FlitEvent};
+use channels::{ChannelDestination, Channels, Flit, FlitEvent, empty_flit_slots};
 pub(crate) use input_queued::InputQueuedRouter;
 pub use io_queued::IoQueuedRouter;
 pub(crate) use model::RouterModel;

@@ -91,7 +91,7 @@ impl InputVcs {
         let blocks = (depth as usize).div_ceil(RING_BLOCK);
         InputVcs {
             records: vec![InputVc::EMPTY; count],
-            ring: vec![Flit::new(0, 0, false); blocks * count * RING_BLOCK],
+            ring: empty_flit_slots(blocks * count * RING_BLOCK),
             block_stride: count * RING_BLOCK,
             depth,
             candidate_stride: 1,

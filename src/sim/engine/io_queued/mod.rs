@@ -171,7 +171,7 @@ impl IoQueuedRouter {
                 };
                 count
             ],
-            input_ring: vec![Flit::new(0, 0, false); count * depth as usize],
+            input_ring: empty_flit_slots(count * depth as usize),
             depth,
             candidates: vec![
                 Candidate {
@@ -182,7 +182,7 @@ impl IoQueuedRouter {
             ],
             candidate_stride: 1,
             outputs,
-            output_ring: vec![Flit::new(0, 0, false); count * ioq.output_depth as usize],
+            output_ring: empty_flit_slots(count * ioq.output_depth as usize),
             output_depth: ioq.output_depth,
             ports: vec![
                 PortState {
