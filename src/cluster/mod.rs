@@ -247,6 +247,21 @@ impl Ranks {
         }
     }
 
+    /// Element-wise sums of every rank's `sums` and maxima of every rank's `maxima`. A
+    /// collective, as [`Ranks::all_to_all_bytes`].
+    pub fn all_reduce_sum_max(&self, sums: &[u64], maxima: &[u64]) -> (Vec<u64>, Vec<u64>) {
+        #[cfg(feature = "mpi")]
+        {
+            self.count((sums.len() + maxima.len()) * 8);
+            ranks::all_reduce_sum_max(sums, maxima)
+        }
+        #[cfg(not(feature = "mpi"))]
+        {
+            let _ = (sums, maxima);
+            unreachable!("Ranks exist only under MPI")
+        }
+    }
+
     /// Every rank's `mine`, by rank. A collective, as [`Ranks::all_to_all_bytes`].
     pub fn all_gather<T: Serialize + DeserializeOwned>(&self, mine: T) -> Vec<T> {
         #[cfg(feature = "mpi")]

@@ -23,6 +23,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use ::mpi::Threading;
+use ::mpi::collective::SystemOperation;
 use ::mpi::datatype::{Partition, PartitionMut};
 use ::mpi::environment::Universe;
 use ::mpi::point_to_point::MatchedReceiveVec;
@@ -908,6 +909,34 @@ fn finish<'a, D: ?Sized, S: ::mpi::request::Scope<'a>>(
             }
         }
     }
+}
+
+/// Element-wise sums of every rank's `sums` and maxima of every rank's `maxima`
+/// (`MPI_Iallreduce`, twice).
+pub(super) fn all_reduce_sum_max(sums: &[u64], maxima: &[u64]) -> (Vec<u64>, Vec<u64>) {
+    with_comm(|comm| {
+        SPLIT_COLLECTIVES.fetch_add(1, Ordering::SeqCst);
+        let mut summed = vec![0u64; sums.len()];
+        let mut maximal = vec![0u64; maxima.len()];
+        ::mpi::request::scope(|scope| {
+            finish(comm.world.immediate_all_reduce_into(
+                scope,
+                sums,
+                &mut summed[..],
+                SystemOperation::sum(),
+            ))
+        });
+        ::mpi::request::scope(|scope| {
+            finish(comm.world.immediate_all_reduce_into(
+                scope,
+                maxima,
+                &mut maximal[..],
+                SystemOperation::max(),
+            ))
+        });
+        (summed, maximal)
+    })
+    .expect("a collective of every rank, started only when in step (ranks_in_step)")
 }
 
 /// MPI counts are `int`s: a message of 2 GiB or more cannot be sent in one piece.

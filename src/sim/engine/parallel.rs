@@ -34,14 +34,6 @@ use crate::sim::stats::{PacketRecord, Timeline, TimelineWindow};
 /// partition's log and all the mail for this rank's partitions.
 fn exchange_across_ranks(shared: &Shared, ranks: &Ranks) {
     let crate::cluster::Place { rank: me, size } = ranks.place();
-    let logs: Vec<(u32, Option<u64>, Vec<CycleLog>)> = shared
-        .local
-        .clone()
-        .map(|k| {
-            let (sample, log) = lock(&shared.logs[k]).clone();
-            (k as u32, sample, log)
-        })
-        .collect();
     let outgoing = (0..size)
         .map(|r| {
             if r == me {
@@ -56,11 +48,7 @@ fn exchange_across_ranks(shared: &Shared, ranks: &Ranks) {
                     }
                 }
             }
-            WindowMessage {
-                mail,
-                logs: logs.clone(),
-            }
-            .encode()
+            WindowMessage { mail }.encode()
         })
         .collect();
     let received = ranks.all_to_all_bytes(outgoing);
@@ -71,10 +59,43 @@ fn exchange_across_ranks(shared: &Shared, ranks: &Ranks) {
         for (from, to, m) in message.mail {
             *lock(&shared.mail[from as usize * shared.parts + to as usize]) = m;
         }
-        for (k, sample, log) in message.logs {
-            *lock(&shared.logs[k as usize]) = (sample, log);
+    }
+    *lock(&shared.joined) = join_logs_across_ranks(shared, ranks);
+}
+
+/// The whole network's log of the window: this rank's partitions' logs joined, then summed
+/// (and the last movement maximised) over the ranks in one all-reduce, so its cost does not
+/// grow with the number of ranks. Also the source-queue sample, when the window has one.
+fn join_logs_across_ranks(shared: &Shared, ranks: &Ranks) -> (Option<u64>, Vec<CycleLog>) {
+    let cycles = lock(&shared.logs[shared.local.start]).1.len();
+    // Per cycle: queued, flits, outstanding; then the samples' sum and how many there were.
+    let mut sums = vec![0u64; 3 * cycles + 2];
+    let mut last_moves = vec![0u64; cycles];
+    for k in shared.local.clone() {
+        let log = lock(&shared.logs[k]);
+        debug_assert_eq!(log.1.len(), cycles, "every partition logs the same window");
+        for (i, c) in log.1.iter().enumerate() {
+            sums[3 * i] += c.queued;
+            sums[3 * i + 1] += c.flits;
+            sums[3 * i + 2] += c.outstanding;
+            last_moves[i] = last_moves[i].max(c.last_move);
+        }
+        if let Some(queued) = log.0 {
+            sums[3 * cycles] += queued;
+            sums[3 * cycles + 1] += 1;
         }
     }
+    let (sums, last_moves) = ranks.all_reduce_sum_max(&sums, &last_moves);
+    let log = (0..cycles)
+        .map(|i| CycleLog {
+            queued: sums[3 * i],
+            flits: sums[3 * i + 1],
+            outstanding: sums[3 * i + 2],
+            last_move: last_moves[i],
+        })
+        .collect();
+    let sample = (sums[3 * cycles + 1] > 0).then_some(sums[3 * cycles]);
+    (sample, log)
 }
 
 /// What [`run_partitioned`] returns: the run's end and everything measured, joined over the
@@ -138,11 +159,11 @@ impl MeasureClock {
 
 /// One cycle of one partition, as logged for the others.
 #[derive(Clone, Copy, Debug, Default)]
-pub(super) struct CycleLog {
-    pub(super) queued: u64,
-    pub(super) flits: u64,
-    pub(super) outstanding: u64,
-    pub(super) last_move: u64,
+struct CycleLog {
+    queued: u64,
+    flits: u64,
+    outstanding: u64,
+    last_move: u64,
 }
 
 impl CycleLog {
@@ -225,6 +246,8 @@ struct Shared {
     logs: Vec<Mutex<(Option<u64>, Vec<CycleLog>)>>,
     probes: Vec<Mutex<Option<ProbePart>>>,
     probe_result: Mutex<Option<DeadlockReport>>,
+    /// Under MPI, the whole network's log of the window (see `join_logs_across_ranks`).
+    joined: Mutex<(Option<u64>, Vec<CycleLog>)>,
 }
 
 /// The partitions rank `rank` of `ranks` runs: contiguous blocks, sizes differing by at most
@@ -380,6 +403,7 @@ fn run_once<'a, R: RouterModel>(
         logs: (0..parts).map(|_| Mutex::default()).collect(),
         probes: (0..parts).map(|_| Mutex::new(None)).collect(),
         probe_result: Mutex::new(None),
+        joined: Mutex::default(),
     };
     let started = Instant::now();
     let setup = Mutex::new(0.0f64);
@@ -631,8 +655,12 @@ fn drive<R: RouterModel>(
             let mail = std::mem::take(&mut *lock(&shared.mail[from * shared.parts + k]));
             engine.take_incoming(from, mail);
         }
-        let logs: Vec<(Option<u64>, Vec<CycleLog>)> =
-            shared.logs.iter().map(|l| lock(l).clone()).collect();
+        // Each partition's log, or under MPI the network's, already joined.
+        let logs: Vec<(Option<u64>, Vec<CycleLog>)> = if shared.across_ranks {
+            vec![lock(&shared.joined).clone()]
+        } else {
+            shared.logs.iter().map(|l| lock(l).clone()).collect()
+        };
         shared.gate.wait()?;
         if at_batch {
             queue_at_batch.push(logs.iter().map(|l| l.0.unwrap_or(0)).sum());

@@ -9,7 +9,6 @@ use crate::routing::{PacketInfo, RouteState};
 
 use super::Packet;
 use super::channels::{Flit, FlitEvent};
-use super::parallel::CycleLog;
 use super::partition::{CutFlit, Mail};
 
 /// Appends fields to a message.
@@ -224,11 +223,10 @@ impl Mail {
 }
 
 /// What one rank sends another after a window: its partitions' mail for the other's
-/// partitions (`from`, `to`) and its partitions' logs.
+/// partitions (`from`, `to`). (The window's logs go through an all-reduce instead.)
 #[derive(Default)]
 pub(super) struct WindowMessage {
     pub(super) mail: Vec<(u32, u32, Mail)>,
-    pub(super) logs: Vec<(u32, Option<u64>, Vec<CycleLog>)>,
 }
 
 impl WindowMessage {
@@ -240,29 +238,6 @@ impl WindowMessage {
             w.u32(*to);
             mail.encode(&mut w);
         }
-        w.len(self.logs.len());
-        for (part, sample, log) in &self.logs {
-            w.u32(*part);
-            match sample {
-                Some(queued) => {
-                    w.u8(1);
-                    w.u64(*queued);
-                }
-                None => w.u8(0),
-            }
-            w.len(log.len());
-            for &CycleLog {
-                queued,
-                flits,
-                outstanding,
-                last_move,
-            } in log
-            {
-                for v in [queued, flits, outstanding, last_move] {
-                    w.u64(v);
-                }
-            }
-        }
         w.0
     }
 
@@ -271,26 +246,11 @@ impl WindowMessage {
         let mail = (0..r.len())
             .map(|_| (r.u32(), r.u32(), Mail::decode(&mut r)))
             .collect();
-        let logs = (0..r.len())
-            .map(|_| {
-                let part = r.u32();
-                let sample = (r.u8() != 0).then(|| r.u64());
-                let log = (0..r.len())
-                    .map(|_| CycleLog {
-                        queued: r.u64(),
-                        flits: r.u64(),
-                        outstanding: r.u64(),
-                        last_move: r.u64(),
-                    })
-                    .collect();
-                (part, sample, log)
-            })
-            .collect();
         assert!(
             r.is_empty(),
             "a window message from another rank is longer than read"
         );
-        WindowMessage { mail, logs }
+        WindowMessage { mail }
     }
 }
 
@@ -351,23 +311,9 @@ mod tests {
         };
         let message = WindowMessage {
             mail: vec![(0, 3, mail), (1, 2, Mail::default())],
-            logs: vec![
-                (
-                    0,
-                    Some(17),
-                    vec![CycleLog {
-                        queued: 1,
-                        flits: 2,
-                        outstanding: 3,
-                        last_move: 4,
-                    }],
-                ),
-                (1, None, Vec::new()),
-            ],
         };
         let bytes = message.encode();
         let back = WindowMessage::decode(&bytes);
         assert_eq!(format!("{:?}", back.mail), format!("{:?}", message.mail));
-        assert_eq!(format!("{:?}", back.logs), format!("{:?}", message.logs));
     }
 }
