@@ -916,25 +916,20 @@ fn finish<'a, D: ?Sized, S: ::mpi::request::Scope<'a>>(
 pub(super) fn all_reduce_sum_max(sums: &[u64], maxima: &[u64]) -> (Vec<u64>, Vec<u64>) {
     with_comm(|comm| {
         SPLIT_COLLECTIVES.fetch_add(1, Ordering::SeqCst);
-        let mut summed = vec![0u64; sums.len()];
-        let mut maximal = vec![0u64; maxima.len()];
-        ::mpi::request::scope(|scope| {
-            finish(comm.world.immediate_all_reduce_into(
-                scope,
-                sums,
-                &mut summed[..],
-                SystemOperation::sum(),
-            ))
-        });
-        ::mpi::request::scope(|scope| {
-            finish(comm.world.immediate_all_reduce_into(
-                scope,
-                maxima,
-                &mut maximal[..],
-                SystemOperation::max(),
-            ))
-        });
-        (summed, maximal)
+        let reduce = |values: &[u64], op: SystemOperation| {
+            let mut reduced = vec![0u64; values.len()];
+            ::mpi::request::scope(|scope| {
+                finish(
+                    comm.world
+                        .immediate_all_reduce_into(scope, values, &mut reduced[..], op),
+                )
+            });
+            reduced
+        };
+        (
+            reduce(sums, SystemOperation::sum()),
+            reduce(maxima, SystemOperation::max()),
+        )
     })
     .expect("a collective of every rank, started only when in step (ranks_in_step)")
 }

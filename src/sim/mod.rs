@@ -289,7 +289,8 @@ fn engine_for<'a, R: engine::RouterModel>(
 /// Simulates every load in parallel (rayon threads and, under MPI, ranks: `cluster::map`);
 /// each point has its own engine and seed stream, so results depend on neither the thread
 /// nor the rank count. With `partitions > 1` under MPI, each load is instead split over the
-/// ranks (the partitioned engine), one load after another. `on_point` is called for the points this process simulates.
+/// ranks (the partitioned engine), one load after another. `on_point` is called for the
+/// points this process simulates.
 pub fn sweep(
     topo: &Topology,
     routing: &dyn RoutingFunction,
@@ -304,6 +305,11 @@ pub fn sweep(
         .map(|&l| traffic.with_load(0, l))
         .collect::<Result<_>>()?;
     let points: Vec<(Traffic, f64)> = traffics.into_iter().zip(loads.iter().copied()).collect();
+    let point = |(t, load): &(Traffic, f64)| {
+        let p = simulate_point(topo, routing, t.clone(), params, seed, *load);
+        on_point();
+        p
+    };
     if params.partitions > 1 {
         if let Some(size) = crate::cluster::ranks_in_step().map(|r| r.place().size) {
             // Each simulation is split over the ranks (the partitioned engine under MPI),
@@ -320,25 +326,10 @@ pub fn sweep(
                     ),
                 ));
             }
-            return Ok(points
-                .iter()
-                .map(|(t, load)| {
-                    let p = simulate_point(topo, routing, t.clone(), params, seed, *load);
-                    on_point();
-                    p
-                })
-                .collect());
+            return Ok(points.iter().map(point).collect());
         }
     }
-    Ok(crate::cluster::map(
-        "simulation sweep",
-        &points,
-        |(t, load)| {
-            let p = simulate_point(topo, routing, t.clone(), params, seed, *load);
-            on_point();
-            p
-        },
-    ))
+    Ok(crate::cluster::map("simulation sweep", &points, point))
 }
 
 /// Bytes one engine may need for `topo` under `params`: per input VC its record, its output

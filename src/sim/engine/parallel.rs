@@ -30,8 +30,8 @@ use crate::sim::stats::Collector as Stats;
 use crate::sim::stats::{PacketRecord, Timeline, TimelineWindow};
 
 /// Swaps, between the ranks, what their partitions sent each other in the window just run
-/// and their partitions' logs (see [`WindowMessage`]); afterwards `shared` holds every
-/// partition's log and all the mail for this rank's partitions.
+/// (see [`WindowMessage`]) and joins the window's log over them; afterwards `shared` holds all
+/// the mail for this rank's partitions and, in `joined`, the whole network's log.
 fn exchange_across_ranks(shared: &Shared, ranks: &Ranks) {
     let crate::cluster::Place { rank: me, size } = ranks.place();
     let outgoing = (0..size)
