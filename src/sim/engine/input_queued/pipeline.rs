@@ -138,7 +138,6 @@ impl Engine<'_, InputQueuedRouter> {
     fn request_vc(&mut self, at: &RouterLayout, local_input_vc: usize) -> bool {
         let base = at.first_vc;
         let input_vc = base + local_input_vc;
-        // BookSim2's allocator out of line, so that the default path stays as small as it was.
         let choice = match self.params.vc_allocator {
             VcAllocatorKind::FirstFree => self.first_free_vc(base, input_vc),
             VcAllocatorKind::SeparableInputFirst => self.separable_vc(at, input_vc),
@@ -188,38 +187,60 @@ impl Engine<'_, InputQueuedRouter> {
         let packet = self.router.input_vcs.records[input_vc].front.packet;
         let need = self.router.output_vcs.uniform_need(&self.packets, packet);
         let num_vcs = self.num_vcs;
-        let candidates = self.router.input_vcs.candidates(input_vc);
-        candidates.iter().enumerate().find_map(|(k, c)| {
+        // Plain loops: the iterator chain was not inlined (a `fold` call per request).
+        for (k, c) in self
+            .router
+            .input_vcs
+            .candidates(input_vc)
+            .iter()
+            .enumerate()
+        {
             let first = c.port as usize * num_vcs;
-            (c.vcs.start..c.vcs.end)
-                .map(|vc| first + usize::from(vc))
-                .find(|&local_output_vc| self.grantable(base, local_output_vc, packet, need))
-                .map(|local_output_vc| (k, local_output_vc))
-        })
+            for vc in c.vcs.start..c.vcs.end {
+                let local_output_vc = first + usize::from(vc);
+                if self.grantable(base, local_output_vc, packet, need) {
+                    return Some((k, local_output_vc));
+                }
+            }
+        }
+        None
     }
 
     /// `separable_input_first` (BookSim2's): the routing function's order is the priority
     /// (BookSim's per-range priority); within the first candidate with a grantable VC, the
     /// one nearest this input VC's round-robin pointer.
-    #[inline(never)]
+    #[inline(always)]
     fn separable_vc(&self, at: &RouterLayout, input_vc: usize) -> Option<(usize, usize)> {
         let packet = self.router.input_vcs.records[input_vc].front.packet;
         let need = self.router.output_vcs.uniform_need(&self.packets, packet);
         let num_vcs = self.num_vcs;
         let pointer = self.router.vc_allocator.input_pointers[input_vc];
-        let candidates = self.router.input_vcs.candidates(input_vc);
-        candidates.iter().enumerate().find_map(|(k, c)| {
+        // Plain loops: the iterator chain was not inlined (a `fold` call per request).
+        for (k, c) in self
+            .router
+            .input_vcs
+            .candidates(input_vc)
+            .iter()
+            .enumerate()
+        {
             let first = c.port as usize * num_vcs;
-            (c.vcs.start..c.vcs.end)
-                .map(|vc| first + usize::from(vc))
-                .filter(|&local_output_vc| {
-                    self.grantable(at.first_vc, local_output_vc, packet, need)
-                })
-                .min_by_key(|&local_output_vc| {
-                    round_robin_distance(local_output_vc as u32, pointer, at.num_local_vcs)
-                })
-                .map(|local_output_vc| (k, local_output_vc))
-        })
+            let mut best: Option<(u32, usize)> = None;
+            for vc in c.vcs.start..c.vcs.end {
+                let local_output_vc = first + usize::from(vc);
+                if !self.grantable(at.first_vc, local_output_vc, packet, need) {
+                    continue;
+                }
+                let distance =
+                    round_robin_distance(local_output_vc as u32, pointer, at.num_local_vcs);
+                if best.is_none_or(|(d, _)| distance < d) {
+                    best = Some((distance, local_output_vc));
+                }
+            }
+            if let Some((_, local_output_vc)) = best {
+                return Some((k, local_output_vc));
+            }
+        }
+        None
     }
 
     /// Moves the front flit of input VC `local_input_vc` of router `at` through the crossbar
