@@ -302,6 +302,9 @@ fn dqn_and_too_many_partitions_are_refused_clearly() {
         .err()
         .unwrap();
     assert!(err.contains("parallel engine"), "{err}");
+    // The reason, not just the refusal: what DQN-routing shares across a cut.
+    assert!(err.contains("neighbouring routers' buffers"), "{err}");
+    assert!(err.contains("partitions = 1"), "{err}");
     let dor = named("dor", &t, p.num_vcs);
     let err = run_partitioned(&t, dor.as_ref(), &traffic(&t, "uniform", 0.1), &p, 1, 17)
         .err()

@@ -733,6 +733,20 @@ impl RoutingSession for DqnSession {
         self.free_episodes.clear();
     }
 
+    /// Splitting the session between partitions would change its results, so it is refused
+    /// (docs/simulator.md, "What stays on one thread").
+    fn partition_obstacle(&self) -> Option<String> {
+        Some(
+            "its observations read the neighbouring routers' buffers in the same cycle, \
+             across any cut; its agents (one per X-ring by default) change with every \
+             decision and transition, in the order these happen; and ideal acks reward a \
+             packet's whole path when it is delivered. None of this waits the one link's \
+             delay a partition's lookahead needs, so a split run could not give the \
+             sequential results"
+                .into(),
+        )
+    }
+
     fn take_route_delay(&mut self) -> u32 {
         std::mem::take(&mut self.delay)
     }

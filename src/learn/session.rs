@@ -234,8 +234,8 @@ impl<M: QModel> RoutingSession for QSession<M> {
 
     /// Feedback crosses partitions as remote updates, one link's latency (or a credit's
     /// delay) late: never inside the parallel engine's lookahead.
-    fn runs_partitioned(&self) -> bool {
-        true
+    fn partition_obstacle(&self) -> Option<String> {
+        None
     }
 
     fn set_partition(&mut self, router_part: Arc<Vec<u32>>, own: u32) {

@@ -156,12 +156,14 @@ pub trait RoutingSession: Send {
         None
     }
 
-    /// Whether the session can run as one partition of the parallel engine (one session per
-    /// partition, each running its own routers): true when it keeps no state, or when
-    /// everything it tells another router travels as [`RemoteUpdate`]s at least one link's
-    /// latency late.
-    fn runs_partitioned(&self) -> bool {
-        self.hooks() == SessionHooks::default()
+    /// Why the session cannot run as one partition of the parallel engine (one session per
+    /// partition, each running its own routers), or `None` when it can: when it keeps no
+    /// state, or when everything it tells another router travels as [`RemoteUpdate`]s at
+    /// least one link's latency late.
+    fn partition_obstacle(&self) -> Option<String> {
+        (self.hooks() != SessionHooks::default()).then(|| {
+            "it learns with state the parallel engine cannot split between partitions".into()
+        })
     }
 
     /// Parallel engine: this session runs the routers `router_part[r] == own`; what it would

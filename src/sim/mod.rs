@@ -400,12 +400,13 @@ pub(crate) fn check_partitions(
     if params.partitions <= 1 {
         return Ok(());
     }
-    if !engine::default_session(routing, 0).runs_partitioned() {
+    if let Some(why) = engine::default_session(routing, 0).partition_obstacle() {
         return Err(crate::Error::field(
             "simulation.partitions",
             format!(
-                "routing `{}` learns with state the parallel engine (partitions > 1) cannot \
-                 split between partitions yet; use partitions = 1",
+                "routing `{}` cannot run in the parallel engine (partitions > 1): {why}; it \
+                 runs on one thread (partitions = 1), and sweeps still run their load points \
+                 in parallel",
                 routing.name()
             ),
         ));

@@ -285,7 +285,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// Runs one simulation (warm-up, measurement, drain, as `Engine::run`) split into `parts`
 /// partitions, one thread each, on the router model `params` selects. A routing whose session
-/// cannot be split (`RoutingSession::runs_partitioned`: DQN-routing) is refused, as are more
+/// cannot be split (`RoutingSession::partition_obstacle`: DQN-routing) is refused, as are more
 /// partitions than routers.
 pub fn run_partitioned(
     topo: &Topology,
