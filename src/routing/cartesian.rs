@@ -546,6 +546,11 @@ impl RoutingFunction for CartesianRouting {
         }
     }
 
+    /// A mesh's DOR and oblivious routings record nothing at a hop (see `on_forward`).
+    fn updates_on_forward(&self) -> bool {
+        self.wrap || self.is_adaptive()
+    }
+
     fn on_forward(
         &self,
         ctx: &RouteContext,

@@ -222,6 +222,12 @@ pub trait RoutingFunction: Send + Sync {
     ) {
     }
 
+    /// Whether `on_forward` can change anything: `false` lets the simulator skip the call on
+    /// every VC grant (a mesh's DOR records nothing).
+    fn updates_on_forward(&self) -> bool {
+        true
+    }
+
     /// Algorithms that learn while the network runs return a fresh per-run session here
     /// (see [`session`]); its randomness (initial weights, exploration) flows from `seed`.
     fn learning_session(&self, _seed: u64) -> Option<Box<dyn RoutingSession>> {

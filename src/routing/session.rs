@@ -96,6 +96,11 @@ pub trait RoutingSession: Send {
     ) {
     }
 
+    /// Whether `on_forward` can change anything (see [`RoutingFunction::updates_on_forward`]).
+    fn updates_on_forward(&self) -> bool {
+        true
+    }
+
     /// The head flit of a packet (control packets included) arrived at input `in_port` of
     /// `router` (from a terminal or another router), before it is routed there.
     fn on_head_arrival(
@@ -239,6 +244,10 @@ impl RoutingSession for Stateless<'_> {
         state: &mut RouteState,
     ) {
         self.0.on_forward(ctx, pkt, chosen, vc, state);
+    }
+
+    fn updates_on_forward(&self) -> bool {
+        self.0.updates_on_forward()
     }
 }
 

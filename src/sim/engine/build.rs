@@ -138,6 +138,7 @@ impl<'a, R: RouterModel> Engine<'a, R> {
             topology: topo,
             routing: Routing {
                 hooks: session.hooks(),
+                on_forward: session.updates_on_forward(),
                 session,
                 pending_control: Vec::new(),
                 rngs: router_streams(seed, topo.num_routers()),

@@ -174,6 +174,8 @@ struct Routing<'a> {
     /// The session (the routing function itself when it does not learn).
     session: Box<dyn RoutingSession + 'a>,
     hooks: SessionHooks,
+    /// Whether the session's `on_forward` can change anything (else it is not called).
+    on_forward: bool,
     /// Control packets the session asked for, waiting to be created.
     pending_control: Vec<ControlPacket>,
     /// One random stream per router (the stream of the router that draws: a packet's source
@@ -240,6 +242,14 @@ impl Routing<'_> {
         vc: usize,
         congestion: &dyn crate::routing::CongestionView,
     ) {
+        let output_port = at.first_port + chosen.port as usize;
+        let towards_router = !ports.links[output_port].ejection;
+        if !self.on_forward {
+            if towards_router {
+                packets.table[packet as usize].route.hops += 1;
+            }
+            return;
+        }
         let info = packets.info(packet);
         let mut state = packets.table[packet as usize].route;
         let ctx = RouteContext {
@@ -250,8 +260,7 @@ impl Routing<'_> {
         };
         self.session
             .on_forward(now, &ctx, &info, chosen, vc, &mut state);
-        let output_port = at.first_port + chosen.port as usize;
-        if !ports.links[output_port].ejection {
+        if towards_router {
             state.hops += 1;
         }
         packets.table[packet as usize].route = state;

@@ -214,8 +214,7 @@ impl Engine<'_, InputQueuedRouter> {
         let packet = self.router.input_vcs.records[input_vc].front.packet;
         let need = self.router.output_vcs.uniform_need(&self.packets, packet);
         let num_vcs = self.num_vcs;
-        let pointer = self.router.vc_allocator.input_pointers[input_vc];
-        // Plain loops: the iterator chain was not inlined (a `fold` call per request).
+        let pointer = self.router.vc_allocator.input_pointers[input_vc] as usize;
         for (k, c) in self
             .router
             .input_vcs
@@ -224,19 +223,18 @@ impl Engine<'_, InputQueuedRouter> {
             .enumerate()
         {
             let first = c.port as usize * num_vcs;
-            let mut best: Option<(u32, usize)> = None;
-            for vc in c.vcs.start..c.vcs.end {
-                let local_output_vc = first + usize::from(vc);
-                if !self.grantable(at.first_vc, local_output_vc, packet, need) {
-                    continue;
-                }
-                let distance =
-                    round_robin_distance(local_output_vc as u32, pointer, at.num_local_vcs);
-                if best.is_none_or(|(d, _)| distance < d) {
-                    best = Some((distance, local_output_vc));
-                }
-            }
-            if let Some((_, local_output_vc)) = best {
+            let (start, end) = (
+                first + usize::from(c.vcs.start),
+                first + usize::from(c.vcs.end),
+            );
+            // The candidate's VCs in increasing distance from the pointer (which wraps over
+            // the router's local VCs): those at or after it, then those before it. The first
+            // grantable one is the nearest, so the scan stops there.
+            let split = pointer.clamp(start, end);
+            let nearest = (split..end)
+                .find(|&v| self.grantable(at.first_vc, v, packet, need))
+                .or_else(|| (start..split).find(|&v| self.grantable(at.first_vc, v, packet, need)));
+            if let Some(local_output_vc) = nearest {
                 return Some((k, local_output_vc));
             }
         }
