@@ -475,3 +475,36 @@ fn the_bound_counts_terminals_that_send_nothing_like_accepted_does() {
         0.1 / load
     );
 }
+
+/// Every committed reference result still loads and plots: files written by earlier versions
+/// lack fields added since (e.g. `setup_seconds`), which must read as absent, not fail.
+#[test]
+fn every_reference_result_replots() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("replot.svg");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("populations/reference");
+    let mut checked = 0;
+    for sub in ["learned-routing", "learned-routing-ioq"] {
+        for entry in std::fs::read_dir(root.join(sub)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "json") {
+                continue;
+            }
+            let out = fabricopt(&[
+                "simulate",
+                "--from-json",
+                path.to_str().unwrap(),
+                "--plot",
+                svg.to_str().unwrap(),
+            ]);
+            assert!(
+                out.status.success(),
+                "{}: {}",
+                path.display(),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 20, "only {checked} reference results found");
+}

@@ -89,7 +89,9 @@ pub struct LoadPoint {
     pub flit_hops: u64,
     /// Seconds of the whole point: engine construction, pre-training runs and the run.
     pub wall_seconds: f64,
-    /// Seconds the measured run's engine took to build (part of `wall_seconds`).
+    /// Seconds the measured run's engine took to build (part of `wall_seconds`); 0 when read
+    /// from a file written before it was recorded, so that older results still load.
+    #[serde(default)]
     pub setup_seconds: f64,
     pub counters: Counters,
     /// Latency per `timeline_window` cycles over the measured run (when asked for).
