@@ -138,10 +138,13 @@ impl Engine<'_, InputQueuedRouter> {
     fn request_vc(&mut self, at: &RouterLayout, local_input_vc: usize) -> bool {
         let base = at.first_vc;
         let input_vc = base + local_input_vc;
-        let choice = match self.params.vc_allocator {
-            VcAllocatorKind::FirstFree => self.first_free_vc(base, input_vc),
-            VcAllocatorKind::SeparableInputFirst => self.separable_vc(at, input_vc),
+        let input_pointer = match self.params.vc_allocator {
+            VcAllocatorKind::FirstFree => 0,
+            VcAllocatorKind::SeparableInputFirst => {
+                self.router.vc_allocator.input_pointers[input_vc] as usize
+            }
         };
+        let choice = self.nearest_grantable_vc(base, input_vc, input_pointer);
         let Some((candidate, local_output_vc)) = choice else {
             return false;
         };
@@ -180,41 +183,25 @@ impl Engine<'_, InputQueuedRouter> {
         output_vc.owner == NONE && output_vc.credits >= need
     }
 
-    /// `first_free`: the first grantable VC in candidate order, as (candidate index, local
-    /// output VC).
+    /// The first candidate (in the routing function's order: its priority, as BookSim's
+    /// per-range priority) with a grantable VC, and within it the grantable VC nearest
+    /// `pointer`, as (candidate index, local output VC). The distance wraps over the router's
+    /// local VCs, so a candidate's VCs in increasing distance are those at or after the
+    /// pointer, then those before it, and the first grantable one in that order is the
+    /// nearest: the scan stops there. `first_free` is pointer 0 (each candidate's VCs in
+    /// order); `separable_input_first` (BookSim2's) is the input VC's round-robin pointer.
     #[inline(always)]
-    fn first_free_vc(&self, base: usize, input_vc: usize) -> Option<(usize, usize)> {
+    fn nearest_grantable_vc(
+        &self,
+        base: usize,
+        input_vc: usize,
+        pointer: usize,
+    ) -> Option<(usize, usize)> {
         let packet = self.router.input_vcs.records[input_vc].front.packet;
         let need = self.router.output_vcs.uniform_need(&self.packets, packet);
         let num_vcs = self.num_vcs;
-        // Plain loops: the iterator chain was not inlined (a `fold` call per request).
-        for (k, c) in self
-            .router
-            .input_vcs
-            .candidates(input_vc)
-            .iter()
-            .enumerate()
-        {
-            let first = c.port as usize * num_vcs;
-            for vc in c.vcs.start..c.vcs.end {
-                let local_output_vc = first + usize::from(vc);
-                if self.grantable(base, local_output_vc, packet, need) {
-                    return Some((k, local_output_vc));
-                }
-            }
-        }
-        None
-    }
-
-    /// `separable_input_first` (BookSim2's): the routing function's order is the priority
-    /// (BookSim's per-range priority); within the first candidate with a grantable VC, the
-    /// one nearest this input VC's round-robin pointer.
-    #[inline(always)]
-    fn separable_vc(&self, at: &RouterLayout, input_vc: usize) -> Option<(usize, usize)> {
-        let packet = self.router.input_vcs.records[input_vc].front.packet;
-        let need = self.router.output_vcs.uniform_need(&self.packets, packet);
-        let num_vcs = self.num_vcs;
-        let pointer = self.router.vc_allocator.input_pointers[input_vc] as usize;
+        // Plain loops: an iterator chain (`filter`, `min_by_key`) compiled to a `fold` call
+        // per request.
         for (k, c) in self
             .router
             .input_vcs
@@ -227,13 +214,10 @@ impl Engine<'_, InputQueuedRouter> {
                 first + usize::from(c.vcs.start),
                 first + usize::from(c.vcs.end),
             );
-            // The candidate's VCs in increasing distance from the pointer (which wraps over
-            // the router's local VCs): those at or after it, then those before it. The first
-            // grantable one is the nearest, so the scan stops there.
             let split = pointer.clamp(start, end);
             let nearest = (split..end)
-                .find(|&v| self.grantable(at.first_vc, v, packet, need))
-                .or_else(|| (start..split).find(|&v| self.grantable(at.first_vc, v, packet, need)));
+                .find(|&v| self.grantable(base, v, packet, need))
+                .or_else(|| (start..split).find(|&v| self.grantable(base, v, packet, need)));
             if let Some(local_output_vc) = nearest {
                 return Some((k, local_output_vc));
             }
