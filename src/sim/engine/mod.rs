@@ -242,28 +242,22 @@ impl Routing<'_> {
         vc: usize,
         congestion: &dyn crate::routing::CongestionView,
     ) {
-        let output_port = at.first_port + chosen.port as usize;
-        let towards_router = !ports.links[output_port].ejection;
-        if !self.on_forward {
-            if towards_router {
-                packets.table[packet as usize].route.hops += 1;
-            }
-            return;
+        if self.on_forward {
+            let info = packets.info(packet);
+            let mut state = packets.table[packet as usize].route;
+            let ctx = RouteContext {
+                router: at.router,
+                in_port: ports.local_port[local_input_vc] as usize,
+                in_vc: ports.local_vc[local_input_vc] as usize,
+                congestion,
+            };
+            self.session
+                .on_forward(now, &ctx, &info, chosen, vc, &mut state);
+            packets.table[packet as usize].route = state;
         }
-        let info = packets.info(packet);
-        let mut state = packets.table[packet as usize].route;
-        let ctx = RouteContext {
-            router: at.router,
-            in_port: ports.local_port[local_input_vc] as usize,
-            in_vc: ports.local_vc[local_input_vc] as usize,
-            congestion,
-        };
-        self.session
-            .on_forward(now, &ctx, &info, chosen, vc, &mut state);
-        if towards_router {
-            state.hops += 1;
+        if !ports.links[at.first_port + chosen.port as usize].ejection {
+            packets.table[packet as usize].route.hops += 1;
         }
-        packets.table[packet as usize].route = state;
     }
 }
 
