@@ -50,7 +50,7 @@ impl Ejection {
 pub(crate) const NO_ROUTER: u32 = u32::MAX;
 
 /// A contiguous set of virtual channels `start..end` on one port.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, bytemuck::Zeroable)]
 pub struct VcRange {
     pub start: u8,
     pub end: u8,
@@ -87,7 +87,7 @@ pub(crate) fn vc_mask(range: std::ops::Range<usize>) -> u64 {
 }
 
 /// One output the packet may take.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, bytemuck::Zeroable)]
 pub struct Candidate {
     pub port: u16,
     pub vcs: VcRange,

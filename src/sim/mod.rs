@@ -334,19 +334,22 @@ pub fn sweep(
     Ok(crate::cluster::map("simulation sweep", &points, point))
 }
 
-/// Bytes one engine may need for `topo` under `params`: per input VC its record, its output
-/// VC, route candidate and buffer (8 bytes a flit, in blocks of 4), plus per-port and
+/// Bytes one simulation may need for `topo` under `params`: per input VC its record, its
+/// output VC, route candidate and buffer (8 bytes a flit, in blocks of 4), plus per-port and
 /// per-terminal state. Packets in flight and queued come on top. The buffers are allocated up
 /// front but take memory only where written (`channels::empty_flit_slots`): a saturated
 /// network fills every one, so this is what a run must be able to reach, not what a light
-/// load uses.
+/// load uses. In the parallel engine each partition writes only its own routers' VC state
+/// (engine/tables.rs), so that counts once; the per-port and per-terminal tables are whole
+/// in every partition.
 pub(crate) fn engine_bytes(topo: &Topology, params: &SimParams) -> u128 {
     let router_ports: u128 = topo.routers.iter().map(|r| r.ports.len() as u128).sum();
     let terminals = topo.num_terminals() as u128;
     let ports = router_ports + terminals;
     let vcs = ports * params.num_vcs as u128;
     let depth = u128::from(params.vc_depth).div_ceil(4) * 4;
-    vcs * (64 + 8 * depth) + ports * 64 + terminals * 256
+    let partitions = params.partitions.max(1) as u128;
+    vcs * (64 + 8 * depth) + partitions * (ports * 64 + terminals * 256)
 }
 
 /// The machine's physical memory in bytes (Linux `/proc/meminfo`; None elsewhere).
@@ -366,8 +369,7 @@ pub(crate) fn check_memory(
     concurrent: usize,
     memory: u128,
 ) -> Result<()> {
-    // The parallel engine's partitions are whole engines each (engine/partition.rs).
-    let one = engine_bytes(topo, params) * params.partitions.max(1) as u128;
+    let one = engine_bytes(topo, params);
     let all = one * concurrent.max(1) as u128;
     if all <= memory {
         return Ok(());
@@ -495,6 +497,15 @@ mod tests {
         // 16 routers x 5 ports + 16 terminals = 96 ports, 4 VCs of 8 flits each.
         let one = engine_bytes(&topo, &params);
         assert_eq!(one, 96 * 4 * (64 + 64) + 96 * 64 + 16 * 256);
+        // Partitions share out the VC state; each has its own per-port and terminal tables.
+        let four = SimParams {
+            partitions: 4,
+            ..params.clone()
+        };
+        assert_eq!(
+            engine_bytes(&topo, &four),
+            96 * 4 * (64 + 64) + 4 * (96 * 64 + 16 * 256)
+        );
         assert!(check_memory(&topo, &params, 2, 2 * one).is_ok());
         let err = check_memory(&topo, &params, 3, 2 * one)
             .unwrap_err()

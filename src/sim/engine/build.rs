@@ -122,11 +122,11 @@ impl<'a, R: RouterModel> Engine<'a, R> {
             Switching::Wormhole => session.cut_through_vcs(num_vcs),
             Switching::VirtualCutThrough => u64::MAX,
         };
-        let router = R::build(&net, &ports, &params, cut_through);
+        let owns_router = |r: usize| part.as_ref().is_none_or(|p| p.owns_router(r));
+        let router = R::build(&net, &ports, &params, cut_through, &owns_router);
         let large_state = ports.links.len() * num_vcs > super::LARGE_STATE_VCS;
         let terminals = Terminals::new(&net, &params, &traffic, topo.num_terminals(), |t| {
-            part.as_ref()
-                .is_none_or(|p| p.owns_router(net.term_router[t] as usize))
+            owns_router(net.term_router[t] as usize)
         });
         let stats = Collector::new(
             traffic.num_classes(),

@@ -5,34 +5,19 @@ use super::*;
 
 /// A flit: its packet's slot and its position in the packet (0 = head), with the tail marked
 /// so that moving a flit never has to look its packet up.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, bytemuck::Zeroable)]
 pub struct Flit {
     pub(super) packet: u32,
     pub(super) index_and_tail: u32,
 }
 
-/// `n` empty flit slots (`Flit::new(0, 0, false)`) in zero-filled memory from the allocator
-/// (`alloc_zeroed`, which takes fresh pages from the operating system for large sizes). Pages
-/// are mapped only when first written, so buffer slots never used cost no memory: the deep
-/// end of every VC at moderate load, and every other partition's VCs in a partition's engine
-/// (docs/benchmarks.md: at 16,512 nodes, 618 -> 237 MB on one partition and 1.10 GB -> 352 MB
-/// on two). `vec![x; n]` would write every slot.
+/// `n` empty flit slots (`Flit::new(0, 0, false)`) in zero-filled memory
+/// (`tables::zeroed`): pages are mapped only when first written, so buffer slots never
+/// used cost no memory: the deep end of every VC at moderate load, and every other
+/// partition's VCs in a partition's engine (docs/benchmarks.md: at 16,512 nodes, 618 -> 237
+/// MB on one partition and 1.10 GB -> 352 MB on two). `vec![x; n]` would write every slot.
 pub(super) fn empty_flit_slots(n: usize) -> Vec<Flit> {
-    if n == 0 {
-        return Vec::new();
-    }
-    let layout = std::alloc::Layout::array::<Flit>(n).expect("flit buffers fit in memory");
-    // SAFETY: the layout is `n` Flits and not zero-sized; the pointer is checked for null and
-    // comes from the global allocator with that layout, as `Vec::from_raw_parts` requires
-    // (capacity and length `n`); a Flit is two u32s, for which all-zero bytes are valid
-    // values (the empty slot, `Flit::new(0, 0, false)`).
-    unsafe {
-        let ptr = std::alloc::alloc_zeroed(layout).cast::<Flit>();
-        if ptr.is_null() {
-            std::alloc::handle_alloc_error(layout);
-        }
-        Vec::from_raw_parts(ptr, n, n)
-    }
+    super::tables::zeroed(n)
 }
 
 const TAIL: u32 = 1 << 31;

@@ -46,6 +46,7 @@ mod model;
 mod parallel;
 mod partition;
 mod ports;
+mod tables;
 mod terminals;
 mod wire;
 

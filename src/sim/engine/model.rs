@@ -56,8 +56,16 @@ pub trait RouterModel: Sized {
     const OUTPUT_QUEUED: bool;
 
     /// The empty routers of `net`. `cut_through` has bit `vc` set for the VCs allocated as in
-    /// virtual cut-through (docs/simulator.md, "VC allocation").
-    fn build(net: &Network, ports: &Ports, params: &SimParams, cut_through: u64) -> Self;
+    /// virtual cut-through (docs/simulator.md, "VC allocation"). Only the routers
+    /// `owns_router` says the engine runs need their state set up (a partition's, in the
+    /// parallel engine): the others' entries may stay all-zero (tables.rs).
+    fn build(
+        net: &Network,
+        ports: &Ports,
+        params: &SimParams,
+        cut_through: u64,
+        owns_router: &dyn Fn(usize) -> bool,
+    ) -> Self;
 
     /// A credit returns to router credit counter `counter` (an output VC, numbered
     /// `global port * num_vcs + vc` as in `Network::chan_credit_base`).

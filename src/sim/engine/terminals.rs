@@ -84,7 +84,11 @@ struct Nic {
 
 /// The terminals: traffic sources, source queues and NICs.
 pub(super) struct Terminals {
+    /// The sources of the terminals this engine runs (all of them, or a partition's own),
+    /// terminal-major; the calendar numbers them by their place here.
     sources: Vec<SourceState>,
+    /// Per entry of `sources`, its number among all sources (`terminal * classes + class`).
+    source_ids: Vec<u32>,
     calendar: SourceCalendar,
     /// Scratch for the packets a source creates in a cycle.
     new_packets: Vec<NewPacket>,
@@ -110,20 +114,26 @@ impl Terminals {
         owns_terminal: impl Fn(usize) -> bool,
     ) -> Self {
         let num_vcs = net.num_vcs;
-        let sources = traffic.new_sources();
-        let mut calendar = SourceCalendar::new(sources.len());
+        // A partition builds only its own terminals' sources, in increasing order, so that
+        // due sources still come out of the calendar in the order of their global numbers.
+        let own: Vec<u32> = (0..terminals as u32)
+            .filter(|&t| owns_terminal(t as usize))
+            .collect();
         let classes = traffic.num_classes();
+        let source_ids: Vec<u32> = own
+            .iter()
+            .flat_map(|&t| (0..classes as u32).map(move |c| t * classes as u32 + c))
+            .collect();
+        let sources = traffic.new_sources_of(own);
+        let mut calendar = SourceCalendar::new(sources.len());
         for (i, s) in sources.iter().enumerate() {
-            // Sources are numbered terminal-major; a partition runs only its own terminals'.
-            if !owns_terminal(i / classes) {
-                continue;
-            }
             if let Some(t) = traffic.next_event(s) {
                 calendar.push(t, i as u32, 0);
             }
         }
         Terminals {
             sources,
+            source_ids,
             calendar,
             new_packets: Vec::new(),
             source_queues: vec![VecDeque::new(); terminals],
@@ -281,7 +291,8 @@ impl<R: RouterModel> Engine<'_, R> {
                     prefetch_all(&self.terminals.sources[src..=src]);
                     // The NIC its packet queues at (sources are numbered terminal-major,
                     // one per terminal and class).
-                    prefetch(&self.terminals.nics, src / classes);
+                    let id = self.terminals.source_ids[src] as usize;
+                    prefetch(&self.terminals.nics, id / classes);
                 }
             }
             // Sources processed now are rescheduled at later cycles, never into this bucket.
@@ -292,8 +303,9 @@ impl<R: RouterModel> Engine<'_, R> {
                 let s = src as usize;
                 self.traffic
                     .generate(&mut self.terminals.sources[s], now, &mut out);
+                let id = self.terminals.source_ids[s] as usize;
                 for new_packet in out.drain(..) {
-                    self.create_packet(new_packet, s);
+                    self.create_packet(new_packet, id);
                 }
                 if let Some(next) = self.traffic.next_event(&self.terminals.sources[s]) {
                     self.terminals.calendar.push(next.max(now + 1), src, now);

@@ -26,6 +26,7 @@ mod pipeline;
 mod vcs;
 mod view;
 
+use super::tables::{self, AlignedZeroed};
 use super::*;
 
 use alloc::{SwitchAllocator, VcAllocator};
@@ -39,7 +40,7 @@ use crate::sim::config::{AllocatorKind, VcAllocatorKind};
 /// queue (the buffered flits of the packets that hold one of its output VCs; flits of later
 /// packets queued behind them count once their packet is granted) and the switch
 /// allocators' round-robin pointers (as an input port, as an output port, iSLIP's accept).
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, bytemuck::Zeroable)]
 struct PortState {
     free_at: u64,
     output_queue: u32,
@@ -62,26 +63,28 @@ pub struct InputQueuedRouter {
 impl InputQueuedRouter {
     /// Empty routers for `net`; `cut_through` has bit `vc` set for the VCs allocated as in
     /// virtual cut-through.
-    fn new(net: &Network, ports: &Ports, params: &SimParams, cut_through: u64) -> Self {
+    fn new(
+        net: &Network,
+        ports: &Ports,
+        params: &SimParams,
+        cut_through: u64,
+        owns_router: &dyn Fn(usize) -> bool,
+    ) -> Self {
         let num_vcs = net.num_vcs;
         let count = net.num_ports() * num_vcs;
         let depth = params.vc_depth;
-        let mut output_vcs = vec![
+        let output_vcs = tables::own_router_entries(net, num_vcs, owns_router, |output_vc| {
             OutputVc {
-                credits: depth,
+                // Terminals always accept flits: ejection VCs never run out of credits.
+                credits: if net.out_is_ejection[output_vc / num_vcs] {
+                    u32::MAX / 2
+                } else {
+                    depth
+                },
                 owner: NONE,
                 pointer: 0,
-            };
-            count
-        ];
-        for (port, &ejection) in net.out_is_ejection.iter().enumerate() {
-            if ejection {
-                // Terminals always accept flits: ejection VCs never run out of credits.
-                for output_vc in &mut output_vcs[port * num_vcs..(port + 1) * num_vcs] {
-                    output_vc.credits = u32::MAX / 2;
-                }
             }
-        }
+        });
         let cut_through: Vec<bool> = (0..num_vcs).map(|vc| cut_through >> vc & 1 == 1).collect();
         InputQueuedRouter {
             input_vcs: InputVcs::new(count, depth, net.num_routers(), ports.words_per_router()),
@@ -92,7 +95,7 @@ impl InputQueuedRouter {
                 wait_for_tail_credit: params.wait_for_tail_credit,
                 depth,
             },
-            port_state: vec![PortState::default(); net.num_ports()],
+            port_state: tables::zeroed(net.num_ports()),
             vc_allocator: VcAllocator::new(params.vc_allocator, count, ports),
             switch_allocator: SwitchAllocator::new(ports),
         }
@@ -116,8 +119,14 @@ impl InputQueuedRouter {
 impl RouterModel for InputQueuedRouter {
     const OUTPUT_QUEUED: bool = false;
 
-    fn build(net: &Network, ports: &Ports, params: &SimParams, cut_through: u64) -> Self {
-        Self::new(net, ports, params, cut_through)
+    fn build(
+        net: &Network,
+        ports: &Ports,
+        params: &SimParams,
+        cut_through: u64,
+        owns_router: &dyn Fn(usize) -> bool,
+    ) -> Self {
+        Self::new(net, ports, params, cut_through, owns_router)
     }
 
     #[inline(always)]

@@ -282,7 +282,6 @@ impl Engine<'_, InputQueuedRouter> {
         if flit.is_tail() {
             self.router.output_vcs.records[output_vc].owner = NONE;
             record.state = VcState::Idle;
-            record.output_port = NONE;
             record.ready = now + 1;
         }
         if len == 0 {

@@ -4,7 +4,7 @@
 use super::*;
 
 /// Where an input VC stands in the pipeline. One byte, so that `InputVc` stays 32 bytes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, bytemuck::Zeroable)]
 #[repr(u8)]
 pub(super) enum VcState {
     /// Empty, or a head flit at the front waiting for route computation.
@@ -18,7 +18,8 @@ pub(super) enum VcState {
 /// The hot state of one input VC, in one 32-byte record so that the pipeline stages touch
 /// one cache line per VC rather than one per array. The front flit lives in the record; the
 /// flits behind it in a ring in `InputVcs::ring` (so a VC holding one flit never touches it).
-#[derive(Clone, Copy, Debug)]
+/// All-zero is the empty, idle VC.
+#[derive(Clone, Copy, Debug, bytemuck::Zeroable)]
 #[repr(C, align(32))]
 pub(super) struct InputVc {
     /// Cycle from which the current stage (route computation, VC or switch allocation) may
@@ -41,20 +42,6 @@ pub(super) struct InputVc {
 const _: () = assert!(std::mem::size_of::<InputVc>() == 32);
 
 impl InputVc {
-    pub(super) const EMPTY: InputVc = InputVc {
-        ready: 0,
-        front: Flit {
-            packet: 0,
-            index_and_tail: 0,
-        },
-        len: 0,
-        ring_head: 0,
-        output_port: NONE,
-        num_candidates: 0,
-        state: VcState::Idle,
-        output_vc: 0,
-    };
-
     /// The output VC's global index (`output_port * num_vcs + output_vc`), when `Active`.
     #[inline(always)]
     pub(super) fn output_vc_index(&self, num_vcs: usize) -> usize {
@@ -71,7 +58,8 @@ const RING_BLOCK: usize = 4;
 
 /// Every input VC of the network (index = global port * num_vcs + vc).
 pub(super) struct InputVcs {
-    pub(super) records: Vec<InputVc>,
+    /// Zero-filled and 64-byte aligned, two records per cache line (tables.rs).
+    pub(super) records: AlignedZeroed<InputVc>,
     /// The flits behind each VC's front flit (see `RING_BLOCK`), `depth` slots per VC.
     pub(super) ring: Vec<Flit>,
     /// Distance between consecutive blocks of one VC in `ring` (input VCs x `RING_BLOCK`).
@@ -90,18 +78,12 @@ impl InputVcs {
     pub(super) fn new(count: usize, depth: u32, routers: usize, words_per_router: usize) -> Self {
         let blocks = (depth as usize).div_ceil(RING_BLOCK);
         InputVcs {
-            records: vec![InputVc::EMPTY; count],
+            records: AlignedZeroed::new(count),
             ring: empty_flit_slots(blocks * count * RING_BLOCK),
             block_stride: count * RING_BLOCK,
             depth,
             candidate_stride: 1,
-            candidate_table: vec![
-                Candidate {
-                    port: 0,
-                    vcs: crate::routing::VcRange::new(0, 0),
-                };
-                count
-            ],
+            candidate_table: tables::zeroed(count),
             words_per_router,
             nonempty: vec![0; routers * words_per_router],
         }
@@ -128,7 +110,7 @@ impl InputVcs {
         if n > self.candidate_stride {
             // Rare (a routing function returned more candidates than ever before): widen.
             let stride = n.next_power_of_two();
-            let mut wider = vec![list[0]; self.records.len() * stride];
+            let mut wider = tables::zeroed(self.records.len() * stride);
             for i in 0..self.records.len() {
                 let old = self.candidates(i);
                 wider[i * stride..i * stride + old.len()].copy_from_slice(old);
@@ -172,7 +154,7 @@ impl InputVcs {
 
 /// An output VC: its credits (free slots downstream), the input VC holding it (`NONE` if
 /// free) and its round-robin pointer (VC allocation's output stage).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, bytemuck::Zeroable)]
 #[repr(C, align(16))]
 pub(super) struct OutputVc {
     pub(super) credits: u32,

@@ -28,6 +28,7 @@ mod deadlock;
 mod output;
 mod view;
 
+use super::tables;
 use super::*;
 
 use view::IoqView;
@@ -36,7 +37,7 @@ use crate::routing::CongestionView;
 use crate::sim::config::XbarArbitration;
 
 /// Where the front packet of an input VC stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, bytemuck::Zeroable)]
 #[repr(u8)]
 enum Stage {
     /// Empty (a head arriving is routed at once).
@@ -48,7 +49,7 @@ enum Stage {
 }
 
 /// One input VC: its buffered flits (a ring of `depth` slots), its front packet's stage.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, bytemuck::Zeroable)]
 struct InputVc {
     /// `Waiting`: the cycle from which the crossbar may take it (a learned routing's
     /// decision time).
@@ -66,7 +67,7 @@ struct InputVc {
 
 /// One output VC: credits for the downstream input VC, its buffer (a ring of
 /// `output_depth` slots), and the room promised to packets crossing into it.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, bytemuck::Zeroable)]
 struct OutputVc {
     credits: u32,
     len: u32,
@@ -80,7 +81,7 @@ struct OutputVc {
 }
 
 /// The changing state of a global port.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, bytemuck::Zeroable)]
 struct PortState {
     /// The output channel's next free cycle.
     free_at: u64,
@@ -131,7 +132,12 @@ pub struct IoQueuedRouter {
 }
 
 impl IoQueuedRouter {
-    fn new(net: &Network, ports: &Ports, params: &SimParams) -> Self {
+    fn new(
+        net: &Network,
+        ports: &Ports,
+        params: &SimParams,
+        owns_router: &dyn Fn(usize) -> bool,
+    ) -> Self {
         let ioq = params
             .ioq
             .as_ref()
@@ -139,63 +145,47 @@ impl IoQueuedRouter {
         let num_vcs = net.num_vcs;
         let count = net.num_ports() * num_vcs;
         let depth = params.vc_depth;
-        let mut outputs = vec![
+        let outputs = tables::own_router_entries(net, num_vcs, owns_router, |output_vc| {
             OutputVc {
-                credits: depth,
+                // Terminals always accept flits.
+                credits: if net.out_is_ejection[output_vc / num_vcs] {
+                    u32::MAX / 2
+                } else {
+                    depth
+                },
                 len: 0,
                 ring_head: 0,
                 committed: 0,
                 filling: NONE,
-            };
-            count
-        ];
-        for (port, &ejection) in net.out_is_ejection.iter().enumerate() {
-            if ejection {
-                // Terminals always accept flits.
-                for output in &mut outputs[port * num_vcs..(port + 1) * num_vcs] {
-                    output.credits = u32::MAX / 2;
-                }
             }
-        }
+        });
         IoQueuedRouter {
-            inputs: vec![
-                InputVc {
-                    ready: 0,
-                    len: 0,
-                    ring_head: 0,
-                    packet: NONE,
-                    output_vc: NONE,
-                    crossed: 0,
-                    num_candidates: 0,
-                    stage: Stage::Idle,
-                };
-                count
-            ],
+            inputs: tables::own_router_entries(net, num_vcs, owns_router, |_| InputVc {
+                ready: 0,
+                len: 0,
+                ring_head: 0,
+                packet: NONE,
+                output_vc: NONE,
+                crossed: 0,
+                num_candidates: 0,
+                stage: Stage::Idle,
+            }),
             input_ring: empty_flit_slots(count * depth as usize),
             depth,
-            candidates: vec![
-                Candidate {
-                    port: 0,
-                    vcs: crate::routing::VcRange::new(0, 0),
-                };
-                count
-            ],
+            candidates: tables::zeroed(count),
             candidate_stride: 1,
             outputs,
             output_ring: empty_flit_slots(count * ioq.output_depth as usize),
             output_depth: ioq.output_depth,
-            ports: vec![
-                PortState {
-                    free_at: 0,
-                    sending: NONE,
-                    pointer: 0,
-                    queued: 0,
-                    in_used: 0,
-                    out_used: 0,
-                };
-                net.num_ports()
-            ],
-            last_served: (0..count as u64).collect(),
+            ports: tables::own_router_entries(net, 1, owns_router, |_| PortState {
+                free_at: 0,
+                sending: NONE,
+                pointer: 0,
+                queued: 0,
+                in_used: 0,
+                out_used: 0,
+            }),
+            last_served: tables::own_router_entries(net, num_vcs, owns_router, |vc| vc as u64),
             next_stamp: count as u64,
             rr_pointer: vec![0; net.num_routers()],
             waiting: vec![0; net.num_routers() * ports.words_per_router()],
@@ -289,8 +279,14 @@ impl IoQueuedRouter {
 impl RouterModel for IoQueuedRouter {
     const OUTPUT_QUEUED: bool = true;
 
-    fn build(net: &Network, ports: &Ports, params: &SimParams, _cut_through: u64) -> Self {
-        Self::new(net, ports, params)
+    fn build(
+        net: &Network,
+        ports: &Ports,
+        params: &SimParams,
+        _cut_through: u64,
+        owns_router: &dyn Fn(usize) -> bool,
+    ) -> Self {
+        Self::new(net, ports, params, owns_router)
     }
 
     #[inline(always)]

@@ -1,0 +1,138 @@
+//! Whole-network state tables that take memory only where they are used.
+//!
+//! Every engine, a partition's included, indexes its state by global port and VC numbers,
+//! so its tables span the whole network. They are allocated zero-filled: the allocator takes
+//! fresh pages from the operating system, which maps a page only when it is first written.
+//! Records whose empty state is not all-zero are written only for the routers the engine
+//! runs (`own_router_entries`), so a partition's engine maps its own routers' part of each
+//! table and reads nothing else (docs/simulator.md, "Memory").
+
+use std::ops::{Deref, DerefMut};
+use std::ptr::NonNull;
+
+use bytemuck::Zeroable;
+
+use super::Network;
+
+/// `n` all-zero records. Pages are mapped when first written as long as `T` is aligned to
+/// at most 16 bytes (the allocator's `calloc` path; more-aligned records are written out
+/// by the allocator, which maps them all).
+pub(super) fn zeroed<T: Zeroable>(n: usize) -> Vec<T> {
+    bytemuck::zeroed_vec(n)
+}
+
+/// A per-port table of `width` records per global port (`port * width + k`), all-zero
+/// except at the ports of the routers `owns` says this engine runs, where entry `i` is
+/// `empty(i)`.
+pub(super) fn own_router_entries<T: Zeroable>(
+    net: &Network,
+    width: usize,
+    owns_router: &dyn Fn(usize) -> bool,
+    empty: impl Fn(usize) -> T,
+) -> Vec<T> {
+    let mut table = zeroed(net.num_ports() * width);
+    for router in (0..net.num_routers()).filter(|&r| owns_router(r)) {
+        let start = net.port_base[router] as usize * width;
+        let end = net.port_base[router + 1] as usize * width;
+        for (i, entry) in table[start..end].iter_mut().enumerate() {
+            *entry = empty(start + i);
+        }
+    }
+    table
+}
+
+/// A fixed-length table of all-zero records at a 64-byte aligned address, mapped lazily
+/// whatever the records' alignment: [`zeroed`] is lazy only up to 16-byte alignment, and
+/// records aligned to share cache lines evenly (the input VCs' 32-byte records) need more.
+/// The records live in a zero-filled `u128` buffer (lazy), from its first 64-byte boundary;
+/// the table keeps a pointer there so that reaching a record costs what it costs in a `Vec`.
+pub(super) struct AlignedZeroed<T> {
+    /// Owns the memory; never resized, so `first` stays valid while the table lives.
+    _storage: Vec<u128>,
+    first: NonNull<T>,
+    len: usize,
+}
+
+// SAFETY: the table owns its records as a `Vec<T>` would (nothing else points into
+// `_storage`), so it may move to or be shared with another thread when `T` may.
+unsafe impl<T: Send> Send for AlignedZeroed<T> {}
+// SAFETY: as above; `&AlignedZeroed` gives only `&[T]`.
+unsafe impl<T: Sync> Sync for AlignedZeroed<T> {}
+
+impl<T: Zeroable> AlignedZeroed<T> {
+    pub(super) fn new(len: usize) -> Self {
+        const { assert!(std::mem::align_of::<T>() <= 64) };
+        let bytes = len
+            .checked_mul(std::mem::size_of::<T>())
+            .and_then(|b| b.checked_add(64))
+            .expect("state table fits in memory");
+        // `vec![0; n]` of an integer type allocates zero-filled (lazy) memory.
+        let mut storage = vec![0u128; bytes.div_ceil(16)];
+        let start = storage.as_mut_ptr().cast::<u8>();
+        let offset = start.align_offset(64);
+        assert!(offset < 64, "a u128 buffer reaches a 64-byte boundary");
+        // SAFETY: `offset < 64` and `storage` holds `len * size_of::<T>() + 64` bytes, so the
+        // pointer stays inside it (and is not null).
+        let first = unsafe { NonNull::new_unchecked(start.add(offset).cast::<T>()) };
+        AlignedZeroed {
+            _storage: storage,
+            first,
+            len,
+        }
+    }
+}
+
+impl<T> Deref for AlignedZeroed<T> {
+    type Target = [T];
+
+    #[inline(always)]
+    fn deref(&self) -> &[T] {
+        // SAFETY: `first` points at `len` records inside `_storage` (`new`), aligned to 64
+        // bytes, at least `T`'s alignment. Their bytes are zero (a valid `T`: `new` needs
+        // `T: Zeroable`) or were written as a `T` through `deref_mut`. The slice borrows
+        // `self`, which owns the buffer, so it is neither freed nor written meanwhile.
+        unsafe { std::slice::from_raw_parts(self.first.as_ptr(), self.len) }
+    }
+}
+
+impl<T> DerefMut for AlignedZeroed<T> {
+    #[inline(always)]
+    fn deref_mut(&mut self) -> &mut [T] {
+        // SAFETY: as in `deref`; the mutable borrow of `self` makes the slice the only
+        // access to the buffer while it lives.
+        unsafe { std::slice::from_raw_parts_mut(self.first.as_ptr(), self.len) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Clone, Copy, Debug, PartialEq, Zeroable)]
+    #[repr(C, align(32))]
+    struct Record {
+        a: u64,
+        b: u32,
+    }
+
+    #[test]
+    fn aligned_zeroed_tables_start_zero_aligned_and_keep_writes() {
+        for len in [0, 1, 3, 1000, 100_000] {
+            let mut table = AlignedZeroed::<Record>::new(len);
+            assert_eq!(table.len(), len);
+            assert_eq!(table.as_ptr() as usize % 64, 0);
+            assert!(table.iter().all(|r| *r == Record { a: 0, b: 0 }));
+            for (i, r) in table.iter_mut().enumerate() {
+                *r = Record { a: i as u64, b: 7 };
+            }
+            // Moving the table moves the buffer's owner, not the buffer.
+            let moved = table;
+            assert!(
+                moved
+                    .iter()
+                    .enumerate()
+                    .all(|(i, r)| r.a == i as u64 && r.b == 7)
+            );
+        }
+    }
+}
