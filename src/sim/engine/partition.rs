@@ -2,8 +2,9 @@
 //! docs/simulator.md, "The parallel engine"): which router each partition owns, the lookahead
 //! the split allows, and the exchange of flits and credits on the cut channels.
 //!
-//! Each partition is a whole engine (every table sized for the whole network) that owns some
-//! routers and their terminals: it generates only its own terminals' traffic, and a flit or
+//! Each partition is a whole engine (every table indexed over the whole network, but taking
+//! memory only for its own routers' state: tables.rs) that owns some routers and their
+//! terminals: it generates only its own terminals' traffic, and a flit or
 //! credit it sends towards another partition's router or NIC goes to an outbox instead of
 //! its timing wheel. Every cut channel takes at least `lookahead` cycles, so what a
 //! partition sends during a window of at most `lookahead` cycles arrives after the window:
