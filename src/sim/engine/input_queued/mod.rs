@@ -61,9 +61,25 @@ pub struct InputQueuedRouter {
 }
 
 impl InputQueuedRouter {
-    /// Empty routers for `net`; `cut_through` has bit `vc` set for the VCs allocated as in
-    /// virtual cut-through.
-    fn new(
+    /// The congestion state routing functions read.
+    #[inline]
+    fn view<'e>(&'e self, net: &'e Network) -> EngineView<'e> {
+        EngineView::of_parts(
+            &self.output_vcs.records,
+            &self.port_state,
+            &self.input_vcs.records,
+            net,
+            self.input_vcs.depth,
+        )
+    }
+}
+
+/// Where each step lives: pipeline.rs, alloc.rs, deadlock.rs. The calls are static and the
+/// forwarding functions inline, so the seam costs nothing per flit.
+impl RouterModel for InputQueuedRouter {
+    const OUTPUT_QUEUED: bool = false;
+
+    fn build(
         net: &Network,
         ports: &Ports,
         params: &SimParams,
@@ -99,34 +115,6 @@ impl InputQueuedRouter {
             vc_allocator: VcAllocator::new(params.vc_allocator, count, ports),
             switch_allocator: SwitchAllocator::new(ports),
         }
-    }
-
-    /// The congestion state routing functions read.
-    #[inline]
-    fn view<'e>(&'e self, net: &'e Network) -> EngineView<'e> {
-        EngineView::of_parts(
-            &self.output_vcs.records,
-            &self.port_state,
-            &self.input_vcs.records,
-            net,
-            self.input_vcs.depth,
-        )
-    }
-}
-
-/// Where each step lives: pipeline.rs, alloc.rs, deadlock.rs. The calls are static and the
-/// forwarding functions inline, so the seam costs nothing per flit.
-impl RouterModel for InputQueuedRouter {
-    const OUTPUT_QUEUED: bool = false;
-
-    fn build(
-        net: &Network,
-        ports: &Ports,
-        params: &SimParams,
-        cut_through: u64,
-        owns_router: &dyn Fn(usize) -> bool,
-    ) -> Self {
-        Self::new(net, ports, params, cut_through, owns_router)
     }
 
     #[inline(always)]
