@@ -5,7 +5,7 @@
 //! fresh pages from the operating system, which maps a page only when it is first written.
 //! Records whose empty state is not all-zero are written only for the routers the engine
 //! runs (`own_router_entries`), so a partition's engine maps its own routers' part of each
-//! table and reads nothing else (docs/simulator.md, "Memory").
+//! table and reads nothing else (docs/simulator.md, "The parallel engine").
 
 use std::ops::{Deref, DerefMut};
 use std::ptr::NonNull;
