@@ -4,8 +4,11 @@
 //! so its tables span the whole network. They are allocated zero-filled: the allocator takes
 //! fresh pages from the operating system, which maps a page only when it is first written.
 //! Records whose empty state is not all-zero are written only for the routers the engine
-//! runs (`own_router_entries`), so a partition's engine maps its own routers' part of each
-//! table and reads nothing else (docs/simulator.md, "The parallel engine").
+//! runs (`own_router_entries`), so a partition's engine writes, and so maps, only its own
+//! routers' part of each table. Its simulation reads no other entries; the deadlock probe's
+//! passes over whole tables read the others' as zero (the shared zero page, no memory) and
+//! their results there are discarded when the partitions' shares are joined (docs/simulator.md,
+//! "The parallel engine").
 
 use std::ops::{Deref, DerefMut};
 use std::ptr::NonNull;
