@@ -208,12 +208,7 @@ impl Routing<'_> {
         self.candidates.clear();
         let info = packets.info(packet);
         let mut state = packets.table[packet as usize].route;
-        let ctx = RouteContext {
-            router: at.router,
-            in_port: ports.local_port[local_input_vc] as usize,
-            in_vc: ports.local_vc[local_input_vc] as usize,
-            congestion,
-        };
+        let ctx = ports.route_context(at, local_input_vc, congestion);
         self.session.route(
             now,
             &ctx,
@@ -246,12 +241,7 @@ impl Routing<'_> {
         if self.on_forward {
             let info = packets.info(packet);
             let mut state = packets.table[packet as usize].route;
-            let ctx = RouteContext {
-                router: at.router,
-                in_port: ports.local_port[local_input_vc] as usize,
-                in_vc: ports.local_vc[local_input_vc] as usize,
-                congestion,
-            };
+            let ctx = ports.route_context(at, local_input_vc, congestion);
             self.session
                 .on_forward(now, &ctx, &info, chosen, vc, &mut state);
             packets.table[packet as usize].route = state;

@@ -47,6 +47,23 @@ pub struct Ports {
 }
 
 impl Ports {
+    /// Where the head at local input VC `local_input_vc` of router `at` stands, as routing
+    /// functions see it.
+    #[inline(always)]
+    pub(super) fn route_context<'c>(
+        &self,
+        at: &RouterLayout,
+        local_input_vc: usize,
+        congestion: &'c dyn crate::routing::CongestionView,
+    ) -> RouteContext<'c> {
+        RouteContext {
+            router: at.router,
+            in_port: self.local_port[local_input_vc] as usize,
+            in_vc: self.local_vc[local_input_vc] as usize,
+            congestion,
+        }
+    }
+
     pub(super) fn new(net: &Network, params: &SimParams) -> Self {
         let num_vcs = net.num_vcs;
         let max_ports = (0..net.num_routers())
