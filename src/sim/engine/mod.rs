@@ -585,6 +585,7 @@ impl<'a, R: RouterModel> Engine<'a, R> {
         }
         flit_events.clear();
         self.channels.flits[slot] = flit_events;
+        R::arrivals_done(self);
         self.generate_traffic();
         self.inject();
         let mut active = std::mem::take(&mut self.active_routers.list);

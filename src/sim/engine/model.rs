@@ -86,6 +86,15 @@ pub trait RouterModel: Sized {
     /// Flit `flit` arrives on VC `vc` at the router input `dest`.
     fn flit_arrived(engine: &mut Engine<'_, Self>, dest: ChannelDestination, vc: u32, flit: Flit);
 
+    /// Every flit due this cycle has arrived. What a model does here must not depend on the
+    /// order of the arrivals: they come in the order they were sent, which follows the order
+    /// routers were visited in earlier cycles, and the parallel engine visits them in another
+    /// order (and a partition receives a cut channel's flits in a batch after each window).
+    /// The default does nothing.
+    fn arrivals_done(engine: &mut Engine<'_, Self>) {
+        let _ = engine;
+    }
+
     /// One cycle of router `router` (visited while `holds_flits`): the model's stages.
     fn run_router(engine: &mut Engine<'_, Self>, router: usize);
 

@@ -6,7 +6,8 @@ use super::*;
 
 impl Engine<'_, IoQueuedRouter> {
     /// Flit `flit` arrives on VC `vc` of the router input `dest`: into the input VC's ring;
-    /// a head reaching the front of an idle VC is routed now.
+    /// a head reaching the front of an idle VC is routed this cycle, after every arrival
+    /// (`route_arrived_heads`).
     #[inline]
     pub(super) fn ioq_arrival(&mut self, dest: ChannelDestination, vc: u32, flit: Flit) {
         let input_vc = (dest.first_vc + vc) as usize;
@@ -23,9 +24,38 @@ impl Engine<'_, IoQueuedRouter> {
         router.held[r] += 1;
         self.active_routers.activate(r);
         if record.stage == Stage::Idle {
-            let at = self.ports.routers[r];
-            self.ioq_route(&at, (dest.first_local_vc + vc) as usize);
+            let local = (dest.first_local_vc + vc) as usize;
+            let words = &mut router.arrived_heads
+                [r * router.words_per_router..(r + 1) * router.words_per_router];
+            if words.iter().all(|&w| w == 0) {
+                router.routers_with_heads.push(r as u32);
+            }
+            words[local / 64] |= 1 << (local % 64);
         }
+    }
+
+    /// Routes the heads that arrived into idle input VCs this cycle, each router's in
+    /// increasing input VC order: routing draws from the router's random stream and reads
+    /// its buffers, so the order must not be that of the arrivals (see
+    /// `RouterModel::arrivals_done`). Routers do not share what routing reads or draws
+    /// (except DQN-routing's agents, which never run partitioned), so their order is free.
+    pub(super) fn route_arrived_heads(&mut self) {
+        let routers = std::mem::take(&mut self.router.routers_with_heads);
+        let words = self.router.words_per_router;
+        for &r in &routers {
+            let at = self.ports.routers[r as usize];
+            for w in 0..words {
+                let mut bits =
+                    std::mem::take(&mut self.router.arrived_heads[r as usize * words + w]);
+                while bits != 0 {
+                    let local = w * 64 + bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    self.ioq_route(&at, local);
+                }
+            }
+        }
+        self.router.routers_with_heads = routers;
+        self.router.routers_with_heads.clear();
     }
 
     /// Routes the head at the front of local input VC `local_input_vc`: its candidates are

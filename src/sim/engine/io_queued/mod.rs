@@ -129,6 +129,11 @@ pub struct IoQueuedRouter {
     arbitration: XbarArbitration,
     /// Scratch: the requests of one arbitration, (priority, local input VC).
     requests: Vec<(u64, u32)>,
+    /// Per router, a bit set over local input VCs: those a head arrived into, idle, this
+    /// cycle, to be routed once all the cycle's flits have arrived (`route_arrived_heads`);
+    /// and the routers with such heads.
+    arrived_heads: Vec<u64>,
+    routers_with_heads: Vec<u32>,
 }
 
 impl IoQueuedRouter {
@@ -195,6 +200,8 @@ impl IoQueuedRouter {
             xbar_period_milli: ioq.xbar_period_milli(),
             arbitration: ioq.xbar_arb,
             requests: Vec::new(),
+            arrived_heads: vec![0; net.num_routers() * ports.words_per_router()],
+            routers_with_heads: Vec::new(),
         }
     }
 
@@ -302,6 +309,12 @@ impl RouterModel for IoQueuedRouter {
     #[inline(always)]
     fn flit_arrived(engine: &mut Engine<'_, Self>, dest: ChannelDestination, vc: u32, flit: Flit) {
         engine.ioq_arrival(dest, vc, flit);
+    }
+
+    /// The heads that arrived into idle input VCs are routed now, in input VC order.
+    #[inline]
+    fn arrivals_done(engine: &mut Engine<'_, Self>) {
+        engine.route_arrived_heads();
     }
 
     #[inline(always)]
