@@ -594,3 +594,38 @@ fn registry_builds_by_name_and_reports_shape_and_vc_errors() {
         .to_string();
     assert!(err.contains("is not a dragonfly algorithm"), "{err}");
 }
+
+/// The table of sole links per pair of groups gives the port the general search would pick,
+/// from every router towards every other group and router, and is consulted exactly for the
+/// pairs of groups that share one link (the others search).
+#[test]
+fn sole_link_table_agrees_with_the_general_search() {
+    for topo in topologies() {
+        let rf = DragonflyRouting::new(A::Min, &topo, 2).unwrap();
+        let mut table_hits = 0;
+        for cur in 0..topo.num_routers() {
+            for t in (0..rf.g).filter(|&t| t != rf.group(cur)) {
+                let shared = rf.links[rf.group(cur) * rf.g + t].len();
+                assert_eq!(rf.sole_exit_port(cur, t).is_some(), shared == 1);
+                table_hits += usize::from(shared == 1);
+                for salt in 0..3 {
+                    assert_eq!(
+                        rf.port_to_group(cur, t, salt),
+                        rf.port_via(cur, rf.exit_link(cur, t, None, salt)),
+                        "router {cur} to group {t}"
+                    );
+                    for target in (0..topo.num_routers()).filter(|&r| rf.group(r) == t) {
+                        assert_eq!(
+                            rf.port_to_router(cur, target, salt),
+                            rf.port_via(cur, rf.exit_link(cur, t, Some(target), salt)),
+                            "router {cur} to router {target}"
+                        );
+                    }
+                }
+            }
+        }
+        // The balanced systems use the table everywhere, the ones with several links per
+        // pair of groups never.
+        assert!(table_hits > 0 || rf.links.iter().all(|l| l.len() != 1));
+    }
+}

@@ -108,14 +108,12 @@ impl<'a, R: RouterModel> Engine<'a, R> {
         session.begin_run();
         let num_vcs = params.num_vcs;
         let net = Network::new(topo, num_vcs);
-        let ports = Ports::new(&net, &params);
+        let mut ports = Ports::new(&net, &params);
         let mut channels = Channels::new(&net, &params);
         if let Some(part) = &part {
-            channels.cut = Some(Box::new(super::partition::CutChannels::new(
-                &net,
-                &part.partitioning,
-                part.index,
-            )));
+            let cut = super::partition::CutChannels::new(&net, &part.partitioning, part.index);
+            ports.mark_cut(&net, &cut);
+            channels.cut = Some(Box::new(cut));
         }
         // VCs allocated as in virtual cut-through (docs/simulator.md, "VC allocation").
         let cut_through = match params.switching {

@@ -128,30 +128,48 @@ impl Channels {
         (cycle & self.wheel_mask) as usize
     }
 
-    /// Puts a flit on its channel, arriving at cycle `arrival`.
+    /// Puts a flit on its channel, arriving at cycle `arrival`; `crosses_cut` says whether
+    /// the channel's sink belongs to another partition (`PortLinks::out_crosses_cut`).
     #[inline(always)]
-    pub(super) fn send_flit(&mut self, arrival: u64, event: FlitEvent) {
-        if let Some(cut) = &mut self.cut {
+    pub(super) fn send_flit(&mut self, arrival: u64, event: FlitEvent, crosses_cut: bool) {
+        if crosses_cut {
+            let cut = self
+                .cut
+                .as_mut()
+                .expect("only a partition's ports cross a cut");
             let to = cut.flit_part[event.channel as usize];
-            if to != cut.own {
-                cut.flits_out[to as usize].push((arrival, event));
-                return;
-            }
+            cut.flits_out[to as usize].push((arrival, event));
+            return;
         }
+        debug_assert!(
+            self.cut
+                .as_ref()
+                .is_none_or(|cut| cut.flit_part[event.channel as usize] == cut.own),
+            "a flit crossing the cut was not marked"
+        );
         let slot = self.slot(arrival);
         self.flits[slot].push(event);
     }
 
-    /// Sends a credit for counter `counter`, arriving at cycle `arrival`.
+    /// Sends a credit for counter `counter`, arriving at cycle `arrival`; `crosses_cut` says
+    /// whether the counter belongs to another partition (`PortLinks::credit_crosses_cut`).
     #[inline(always)]
-    pub(super) fn send_credit(&mut self, arrival: u64, counter: u32) {
-        if let Some(cut) = &mut self.cut {
+    pub(super) fn send_credit(&mut self, arrival: u64, counter: u32, crosses_cut: bool) {
+        if crosses_cut {
+            let cut = self
+                .cut
+                .as_mut()
+                .expect("only a partition's ports cross a cut");
             let to = cut.credit_part[counter as usize];
-            if to != cut.own {
-                cut.credits_out[to as usize].push((arrival, counter));
-                return;
-            }
+            cut.credits_out[to as usize].push((arrival, counter));
+            return;
         }
+        debug_assert!(
+            self.cut
+                .as_ref()
+                .is_none_or(|cut| cut.credit_part[counter as usize] == cut.own),
+            "a credit crossing the cut was not marked"
+        );
         let slot = self.slot(arrival);
         self.credits[slot].push(counter);
     }

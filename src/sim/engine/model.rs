@@ -27,7 +27,8 @@
 //!   `engine.routing.session.route` with a `CongestionView` of the model's state),
 //!   `allocate_vcs`, `allocate_switch`, `traverse` (moves a flit out of its buffer: returns
 //!   the credit upstream with `engine.channels.send_credit` at the input port's
-//!   `PortLinks::credit_delay`, sends the flit with `engine.channels.send_flit`, counts
+//!   `PortLinks::credit_delay`, sends the flit with `engine.channels.send_flit`, each with
+//!   the port's flag saying whether it crosses to another partition, counts
 //!   `counters.flit_hops` and `progress.last_move`); `holds_flits` keeps a router active;
 //! - diagnostics: `buffered_flits` (flit conservation), `input_vc_len` and `credits` (the
 //!   credit protocol on every channel into a router, checked by the engine),

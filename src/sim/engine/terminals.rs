@@ -473,6 +473,8 @@ impl<R: RouterModel> Engine<'_, R> {
                 vc: nic.vc,
                 flit: Flit::new(nic.packet, nic.next_flit, tail),
             },
+            // A terminal belongs to its router's partition.
+            false,
         );
         self.progress.flits_in_network += 1;
         self.counters.flits_injected += 1;

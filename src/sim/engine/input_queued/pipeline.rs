@@ -256,6 +256,7 @@ impl Engine<'_, InputQueuedRouter> {
         self.channels.send_credit(
             now + u64::from(input.credit_delay),
             input.credit_counter + self.ports.local_vc[local_input_vc],
+            input.credit_crosses_cut,
         );
         // Onto the output channel.
         let port = self.ports.links[output_port];
@@ -270,6 +271,7 @@ impl Engine<'_, InputQueuedRouter> {
                 vc: u32::from(record.output_vc),
                 flit,
             },
+            port.out_crosses_cut,
         );
         let port_state = &mut self.router.port_state[output_port];
         port_state.output_queue -= 1;

@@ -302,6 +302,7 @@ impl Engine<'_, IoQueuedRouter> {
         self.channels.send_credit(
             now + u64::from(input.credit_delay),
             input.credit_counter + self.ports.local_vc[local],
+            input.credit_crosses_cut,
         );
         self.progress.last_move = now;
         if flit.is_tail() {

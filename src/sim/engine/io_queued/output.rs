@@ -87,6 +87,7 @@ impl Engine<'_, IoQueuedRouter> {
                 vc: vc as u32,
                 flit,
             },
+            links.out_crosses_cut,
         );
         self.progress.last_move = now;
     }
