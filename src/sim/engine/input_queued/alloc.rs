@@ -225,6 +225,24 @@ impl Engine<'_, InputQueuedRouter> {
     fn separable_switch_single(&mut self, at: &RouterLayout) {
         let num_vcs = self.num_vcs as u32;
         let first_port = at.first_port;
+        if let Some(local_input_vc) = self.lone_switch_request() {
+            // It wins both stages and the pointers move past it, as below. Most router
+            // visits at low load have one request; skipping the stages' scratch saves 4% of
+            // the mesh bench's instructions.
+            let in_port = self.ports.local_port[local_input_vc];
+            let out =
+                self.router.input_vcs.records[at.first_vc + local_input_vc].output_port as usize;
+            self.router.port_state[out].output_pointer = if in_port + 1 == at.num_ports {
+                0
+            } else {
+                in_port + 1
+            };
+            let vc = self.ports.local_vc[local_input_vc];
+            self.router.port_state[first_port + in_port as usize].input_pointer =
+                if vc + 1 == num_vcs { 0 } else { vc + 1 };
+            self.traverse(at, local_input_vc);
+            return;
+        }
         // Input stage, over the requesting VCs in increasing order (grouped by port).
         let mut port = u32::MAX;
         let mut pick = (u32::MAX, 0usize); // (distance from the port's pointer, VC)
@@ -272,6 +290,27 @@ impl Engine<'_, InputQueuedRouter> {
                 self.traverse(at, local_input_vc);
             }
         }
+    }
+
+    /// The only local input VC requesting the switch, if exactly one does (its request is
+    /// then cleared).
+    #[inline(always)]
+    fn lone_switch_request(&mut self) -> Option<usize> {
+        let requesting = &mut self.router.switch_allocator.requesting;
+        let mut lone = None;
+        for (w, &bits) in requesting.iter().enumerate() {
+            if bits == 0 {
+                continue;
+            }
+            if lone.is_some() || bits & (bits - 1) != 0 {
+                return None;
+            }
+            lone = Some(w);
+        }
+        let w = lone?;
+        let local_input_vc = w * 64 + requesting[w].trailing_zeros() as usize;
+        requesting[w] = 0;
+        Some(local_input_vc)
     }
 
     /// Output stage bookkeeping: input port `in_port` of router `at` picked its VC
