@@ -128,15 +128,19 @@ impl Channels {
         (cycle & self.wheel_mask) as usize
     }
 
+    /// The partition side of a partition's engine (flags that cross a cut exist only there).
+    fn cut_mut(&mut self) -> &mut super::partition::CutChannels {
+        self.cut
+            .as_mut()
+            .expect("only a partition's ports cross a cut")
+    }
+
     /// Puts a flit on its channel, arriving at cycle `arrival`; `crosses_cut` says whether
     /// the channel's sink belongs to another partition (`PortLinks::out_crosses_cut`).
     #[inline(always)]
     pub(super) fn send_flit(&mut self, arrival: u64, event: FlitEvent, crosses_cut: bool) {
         if crosses_cut {
-            let cut = self
-                .cut
-                .as_mut()
-                .expect("only a partition's ports cross a cut");
+            let cut = self.cut_mut();
             let to = cut.flit_part[event.channel as usize];
             cut.flits_out[to as usize].push((arrival, event));
             return;
@@ -156,10 +160,7 @@ impl Channels {
     #[inline(always)]
     pub(super) fn send_credit(&mut self, arrival: u64, counter: u32, crosses_cut: bool) {
         if crosses_cut {
-            let cut = self
-                .cut
-                .as_mut()
-                .expect("only a partition's ports cross a cut");
+            let cut = self.cut_mut();
             let to = cut.credit_part[counter as usize];
             cut.credits_out[to as usize].push((arrival, counter));
             return;
