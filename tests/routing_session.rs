@@ -217,3 +217,133 @@ fn every_head_arrival_reaches_the_session_and_it_carries_over() {
     let s = acking(&e2);
     assert_eq!((s.arrivals, s.advance_calls), (6, 210));
 }
+
+/// DOR with every network hop's port moved `shift` ports up, or with injection VCs `inj`
+/// (a broken routing function, for the engine's checks of what routing returns).
+struct Broken {
+    inner: Box<dyn RoutingFunction>,
+    shift: u16,
+    inj: Option<VcRange>,
+}
+
+impl RoutingFunction for Broken {
+    fn name(&self) -> String {
+        "broken".into()
+    }
+    fn min_vcs(&self) -> usize {
+        self.inner.min_vcs()
+    }
+    fn injection_vcs(&self, p: &PacketInfo, s: &RouteState, v: usize) -> VcRange {
+        self.inj
+            .unwrap_or_else(|| self.inner.injection_vcs(p, s, v))
+    }
+    fn route(
+        &self,
+        ctx: &RouteContext,
+        p: &PacketInfo,
+        s: &mut RouteState,
+        r: &mut RouteRng,
+        out: &mut Vec<Candidate>,
+    ) {
+        self.inner.route(ctx, p, s, r, out);
+        for c in out.iter_mut() {
+            c.port += self.shift;
+        }
+    }
+}
+
+fn one_packet_run(routing: &dyn RoutingFunction, ioq: bool) {
+    let t = setup();
+    let traffic = Traffic::build(
+        &[TrafficConfig::new("uniform", 1e-12)],
+        &t,
+        7,
+        Path::new("."),
+    )
+    .unwrap();
+    let params = SimConfig {
+        num_vcs: Some(2),
+        router: ioq.then_some(fabricopt::sim::RouterKind::Ioq),
+        ..SimConfig::default()
+    }
+    .resolve()
+    .unwrap();
+    // The two router models are different engine types.
+    let delivered = if ioq {
+        let mut e = Engine::new_ioq(&t, routing, traffic, params, 1);
+        assert!(e.inject_packet(0, 15, 1, 0));
+        (0..100).for_each(|_| e.step());
+        e.counters.packets_delivered
+    } else {
+        let mut e = Engine::new(&t, routing, traffic, params, 1);
+        assert!(e.inject_packet(0, 15, 1, 0));
+        (0..100).for_each(|_| e.step());
+        e.counters.packets_delivered
+    };
+    assert_eq!(delivered, 1);
+}
+
+// The engine indexes its state tables from the candidates without bounds checks in an
+// optimised build: a port past the router's (here the 4x4 torus's 5) must stop the run, as
+// it did not before (it reached the next router's VCs). A shift of 0 shows the runs work.
+#[test]
+fn a_candidate_past_the_routers_ports_stops_the_run_on_both_router_models() {
+    let t = setup();
+    for ioq in [false, true] {
+        let fine = Broken {
+            inner: dor(&t),
+            shift: 0,
+            inj: None,
+        };
+        one_packet_run(&fine, ioq);
+        let broken = Broken {
+            inner: dor(&t),
+            shift: 5,
+            inj: None,
+        };
+        let err = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            one_packet_run(&broken, ioq)
+        }))
+        .expect_err("a port past the router's stops the run");
+        let message = err.downcast_ref::<String>().cloned().unwrap_or_default();
+        assert!(
+            message.contains("routing function broken returned port")
+                && message.contains("which has 5 ports of 2 VCs"),
+            "ioq {ioq}: {message}"
+        );
+    }
+}
+
+#[test]
+#[should_panic(expected = "routing function broken gave injection VCs 1..3 of 2")]
+fn injection_vcs_past_the_channels_stop_the_run() {
+    let t = setup();
+    let broken = Broken {
+        inner: dor(&t),
+        shift: 0,
+        inj: Some(VcRange { start: 1, end: 3 }),
+    };
+    one_packet_run(&broken, false);
+}
+
+#[test]
+#[should_panic(expected = "inject_packet(16, 0, 1, 0): 16 terminals, 1 traffic classes")]
+fn inject_packet_refuses_a_terminal_past_the_network() {
+    let t = setup();
+    let traffic = Traffic::build(
+        &[TrafficConfig::new("uniform", 1e-12)],
+        &t,
+        7,
+        Path::new("."),
+    )
+    .unwrap();
+    let params = SimConfig {
+        num_vcs: Some(2),
+        ..SimConfig::default()
+    }
+    .resolve()
+    .unwrap();
+    let r = dor(&t);
+    let mut e = Engine::new(&t, r.as_ref(), traffic, params, 1);
+    e.inject_packet(16, 0, 1, 0);
+}

@@ -139,7 +139,7 @@ impl<'a, R: RouterModel> Engine<'a, R> {
                 on_forward: session.updates_on_forward(),
                 session,
                 pending_control: Vec::new(),
-                rngs: router_streams(seed, topo.num_routers()),
+                rngs: router_streams(seed, topo.num_routers()).into(),
                 candidates: Vec::new(),
             },
             now: 0,
@@ -151,7 +151,7 @@ impl<'a, R: RouterModel> Engine<'a, R> {
             terminals,
             active_routers: ActiveRouters {
                 list: Vec::new(),
-                is_active: vec![false; topo.num_routers()],
+                is_active: vec![false; topo.num_routers()].into(),
             },
             large_state,
             router,

@@ -72,9 +72,10 @@ impl ChannelDestination {
 pub(super) struct Channels {
     pub(super) wheel_mask: u64,
     pub(super) router_counters: usize,
-    pub(super) flits: Vec<Vec<FlitEvent>>,
-    pub(super) credits: Vec<Vec<u32>>,
-    /// Per channel.
+    pub(super) flits: super::tables::HotTable<Vec<FlitEvent>>,
+    pub(super) credits: super::tables::HotTable<Vec<u32>>,
+    /// Per channel. Bounds-checked, unlike the hot tables (`tables::HotTable`): a flit sent
+    /// out of an unconnected port (channel `NONE`) stops the run here.
     pub(super) destinations: Vec<ChannelDestination>,
     /// In a partition of the parallel engine, who owns what and the outboxes (partition.rs).
     pub(super) cut: Option<Box<super::partition::CutChannels>>,
@@ -115,8 +116,8 @@ impl Channels {
         Channels {
             wheel_mask: wheel_len - 1,
             router_counters: net.num_ports() * net.num_vcs,
-            flits: vec![Vec::new(); wheel_len as usize],
-            credits: vec![Vec::new(); wheel_len as usize],
+            flits: vec![Vec::new(); wheel_len as usize].into(),
+            credits: vec![Vec::new(); wheel_len as usize].into(),
             destinations,
             cut: None,
         }

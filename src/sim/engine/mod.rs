@@ -142,7 +142,7 @@ struct Packet {
 /// are reused, so no allocation per packet once the table has grown.
 #[derive(Default)]
 struct Packets {
-    table: Vec<Packet>,
+    table: tables::HotTable<Packet>,
     free_slots: Vec<u32>,
 }
 
@@ -183,7 +183,7 @@ struct Routing<'a> {
     /// router when it is created, the routing router at each hop). What a router draws then
     /// depends on nothing but that router's own history, so neither the order in which
     /// routers are visited nor how the network is split between threads changes a result.
-    rngs: Vec<RouteRng>,
+    rngs: tables::HotTable<RouteRng>,
     /// The candidates of the route being computed.
     candidates: Vec<Candidate>,
 }
@@ -252,6 +252,21 @@ impl Routing<'_> {
     }
 }
 
+/// A routing function returned candidate `c` at router `at`, outside its ports or VCs. The
+/// router models check each candidate where they first use it (one comparison): the state
+/// tables are indexed from it without further checks (`tables::HotTable`), and before, an
+/// out-of-range port reached the next router's VCs. A routing function that does this has a
+/// bug; the run stops with what it returned.
+#[cold]
+#[inline(never)]
+fn candidate_out_of_range(routing: &str, at: &RouterLayout, c: Candidate, num_vcs: usize) -> ! {
+    panic!(
+        "routing function {routing} returned port {} VCs {}..{} at router {}, which has {} ports \
+         of {num_vcs} VCs",
+        c.port, c.vcs.start, c.vcs.end, at.router, at.num_ports
+    );
+}
+
 /// Input VCs above which a network's state is "large" (about 4 MB of input VC records, more
 /// than the L2 cache of the machines we measure on, and the rest of the state with it).
 const LARGE_STATE_VCS: usize = 1 << 17;
@@ -259,7 +274,7 @@ const LARGE_STATE_VCS: usize = 1 << 17;
 /// The routers that hold flits: the only ones visited in a cycle.
 struct ActiveRouters {
     list: Vec<u32>,
-    is_active: Vec<bool>,
+    is_active: tables::HotTable<bool>,
 }
 
 impl ActiveRouters {
@@ -460,6 +475,16 @@ impl<'a, R: RouterModel> Engine<'a, R> {
     /// Creates a packet now at terminal `src` for `dst`, outside the traffic generators (for
     /// trace-driven workloads and tests). Returns false when a bounded source queue is full.
     pub fn inject_packet(&mut self, src: u32, dst: u32, size: u32, class: u8) -> bool {
+        // The terminals' tables are indexed from these without further checks.
+        let terminals = self.topology.num_terminals();
+        assert!(
+            (src as usize) < terminals
+                && (dst as usize) < terminals
+                && usize::from(class) < self.traffic.num_classes(),
+            "inject_packet({src}, {dst}, {size}, {class}): {terminals} terminals, {} traffic \
+             classes",
+            self.traffic.num_classes()
+        );
         let before = self.counters.packets_created;
         let source = src as usize * self.traffic.num_classes() + class as usize;
         self.create_packet(

@@ -42,13 +42,13 @@ pub(super) struct PortLinks {
 /// The fixed description of the routers' ports (see the module documentation).
 pub struct Ports {
     /// Per router.
-    pub(super) routers: Vec<RouterLayout>,
+    pub(super) routers: super::tables::HotTable<RouterLayout>,
     /// Per local VC number (`port * num_vcs + vc`, up to the largest router's): its port
     /// and VC, so that the hot paths never divide by the runtime VC count.
-    pub(super) local_port: Vec<u32>,
-    pub(super) local_vc: Vec<u32>,
+    pub(super) local_port: super::tables::HotTable<u32>,
+    pub(super) local_vc: super::tables::HotTable<u32>,
     /// Per global port.
-    pub(super) links: Vec<PortLinks>,
+    pub(super) links: super::tables::HotTable<PortLinks>,
     /// The most ports of any router.
     pub(super) max_ports: usize,
 }
@@ -128,9 +128,9 @@ impl Ports {
                     num_local_vcs: (net.ports_of(r) * num_vcs) as u32,
                 })
                 .collect(),
-            local_port: (0..locals).map(|l| (l / num_vcs) as u32).collect(),
-            local_vc: (0..locals).map(|l| (l % num_vcs) as u32).collect(),
-            links,
+            local_port: Vec::from_iter((0..locals).map(|l| (l / num_vcs) as u32)).into(),
+            local_vc: Vec::from_iter((0..locals).map(|l| (l % num_vcs) as u32)).into(),
+            links: links.into(),
             max_ports,
         }
     }

@@ -10,8 +10,9 @@
 //! their results there are discarded when the partitions' shares are joined (docs/simulator.md,
 //! "The parallel engine").
 
-use std::ops::{Deref, DerefMut};
+use std::ops::{Deref, DerefMut, Index, IndexMut};
 use std::ptr::NonNull;
+use std::slice::SliceIndex;
 
 use bytemuck::Zeroable;
 
@@ -104,6 +105,121 @@ impl<T> DerefMut for AlignedZeroed<T> {
         // SAFETY: as in `deref`; the mutable borrow of `self` makes the slice the only
         // access to the buffer while it lives.
         unsafe { std::slice::from_raw_parts_mut(self.first.as_ptr(), self.len) }
+    }
+}
+
+/// Whether the hot tables check their indices: always in debug builds, in the library's unit
+/// tests and with the `checked-tables` feature (`.ci/run` runs the simulator's integration
+/// tests with it); never in an optimised build of the tool.
+const CHECKED: bool = cfg!(any(debug_assertions, test, feature = "checked-tables"));
+
+/// A table on the simulation's hot path (per port, VC, router, terminal, channel or wheel
+/// slot), indexed without a bounds check in optimised builds: the router pass reads and
+/// writes a dozen such tables per flit-hop, and the checks, with the reloads of each `Vec`'s
+/// length they force, were 16% of the instructions of both bench cases (docs/benchmarks.md).
+/// Every index comes from the network's fixed description (ports, VCs, channels, routers,
+/// terminals, all sized when the engine is built) or from a bit set or list over them, never
+/// from input; the checked builds (`CHECKED`) run the test suite with the bounds checks on.
+/// Derefs to its `Vec` for everything but indexing by position or range.
+#[derive(Clone, Debug)]
+pub(super) struct HotTable<T>(Vec<T>);
+
+impl<T> Default for HotTable<T> {
+    fn default() -> Self {
+        HotTable(Vec::new())
+    }
+}
+
+impl<T> From<Vec<T>> for HotTable<T> {
+    fn from(v: Vec<T>) -> Self {
+        HotTable(v)
+    }
+}
+
+impl<T> FromIterator<T> for HotTable<T> {
+    fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
+        HotTable(iter.into_iter().collect())
+    }
+}
+
+impl<'a, T> IntoIterator for &'a HotTable<T> {
+    type Item = &'a T;
+    type IntoIter = std::slice::Iter<'a, T>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
+}
+
+impl<'a, T> IntoIterator for &'a mut HotTable<T> {
+    type Item = &'a mut T;
+    type IntoIter = std::slice::IterMut<'a, T>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter_mut()
+    }
+}
+
+impl<T> Deref for HotTable<T> {
+    type Target = Vec<T>;
+    #[inline(always)]
+    fn deref(&self) -> &Vec<T> {
+        &self.0
+    }
+}
+
+impl<T> DerefMut for HotTable<T> {
+    #[inline(always)]
+    fn deref_mut(&mut self) -> &mut Vec<T> {
+        &mut self.0
+    }
+}
+
+impl<T, I: SliceIndex<[T]>> Index<I> for HotTable<T> {
+    type Output = I::Output;
+
+    #[inline(always)]
+    fn index(&self, i: I) -> &I::Output {
+        if CHECKED {
+            return &self.0[i];
+        }
+        // SAFETY: the engine's indices are in range (the type's documentation); the checked
+        // builds test it.
+        unsafe { self.0.get_unchecked(i) }
+    }
+}
+
+impl<T, I: SliceIndex<[T]>> IndexMut<I> for HotTable<T> {
+    #[inline(always)]
+    fn index_mut(&mut self, i: I) -> &mut I::Output {
+        if CHECKED {
+            return &mut self.0[i];
+        }
+        // SAFETY: as in `index`.
+        unsafe { self.0.get_unchecked_mut(i) }
+    }
+}
+
+/// Records by position as a [`HotTable`]'s (ranges go through `Deref`, checked).
+impl<T> Index<usize> for AlignedZeroed<T> {
+    type Output = T;
+
+    #[inline(always)]
+    fn index(&self, i: usize) -> &T {
+        if CHECKED {
+            return &self.deref()[i];
+        }
+        // SAFETY: as in `HotTable::index`; `first` points at `len` records (`deref`).
+        unsafe { &*self.first.as_ptr().add(i) }
+    }
+}
+
+impl<T> IndexMut<usize> for AlignedZeroed<T> {
+    #[inline(always)]
+    fn index_mut(&mut self, i: usize) -> &mut T {
+        if CHECKED {
+            return &mut self.deref_mut()[i];
+        }
+        // SAFETY: as in `index`; the mutable borrow of `self` makes it the only access.
+        unsafe { &mut *self.first.as_ptr().add(i) }
     }
 }
 

@@ -14,7 +14,7 @@ use super::*;
 struct SourceCalendar {
     len: u64,
     words: usize,
-    bits: Vec<u64>,
+    bits: super::tables::HotTable<u64>,
     far: BinaryHeap<Reverse<(u64, u32)>>,
 }
 
@@ -27,7 +27,7 @@ impl SourceCalendar {
         SourceCalendar {
             len,
             words,
-            bits: vec![0; len as usize * words],
+            bits: vec![0; len as usize * words].into(),
             far: BinaryHeap::new(),
         }
     }
@@ -86,21 +86,21 @@ struct Nic {
 pub(super) struct Terminals {
     /// The sources of the terminals this engine runs (all of them, or a partition's own),
     /// terminal-major; the calendar numbers them by their place here.
-    sources: Vec<SourceState>,
+    sources: super::tables::HotTable<SourceState>,
     /// Per entry of `sources`, its number among all sources (`terminal * classes + class`).
-    source_ids: Vec<u32>,
+    source_ids: super::tables::HotTable<u32>,
     calendar: SourceCalendar,
     /// Scratch for the packets a source creates in a cycle.
     new_packets: Vec<NewPacket>,
     /// Per terminal, the packets waiting (slots), and per source (terminal x class) how many.
     source_queues: Vec<VecDeque<u32>>,
-    queued_per_source: Vec<u32>,
+    queued_per_source: super::tables::HotTable<u32>,
     /// Traffic packets waiting in all source queues.
     pub(super) total_queued: u64,
-    nics: Vec<Nic>,
+    nics: super::tables::HotTable<Nic>,
     /// The NICs' credit counters, per terminal and VC (after the routers' counters in the
     /// numbering of `Network::chan_credit_base`).
-    pub(super) credits: Vec<u32>,
+    pub(super) credits: super::tables::HotTable<u32>,
     /// The NICs that have a packet to send.
     active_nics: Vec<u32>,
 }
@@ -132,12 +132,12 @@ impl Terminals {
             }
         }
         Terminals {
-            sources,
-            source_ids,
+            sources: sources.into(),
+            source_ids: source_ids.into(),
             calendar,
             new_packets: Vec::new(),
             source_queues: vec![VecDeque::new(); terminals],
-            queued_per_source: vec![0; terminals * traffic.num_classes()],
+            queued_per_source: vec![0; terminals * traffic.num_classes()].into(),
             total_queued: 0,
             nics: (0..terminals)
                 .map(|t| {
@@ -162,7 +162,7 @@ impl Terminals {
                     }
                 })
                 .collect(),
-            credits: vec![params.vc_depth; terminals * num_vcs],
+            credits: vec![params.vc_depth; terminals * num_vcs].into(),
             active_nics: Vec::new(),
         }
     }
@@ -439,8 +439,17 @@ impl<R: RouterModel> Engine<'_, R> {
                 }
                 Switching::VirtualCutThrough => info.size,
             };
+            // The NIC's credit counters are indexed from this range without further checks.
+            assert!(
+                range.start < range.end && usize::from(range.end) <= self.num_vcs,
+                "routing function {} gave injection VCs {}..{} of {}",
+                self.routing.session.name(),
+                range.start,
+                range.end,
+                self.num_vcs
+            );
             let start = u32::from(range.start);
-            let span = u32::from(range.end.saturating_sub(range.start));
+            let span = u32::from(range.end - range.start);
             let base = nic.first_credit as usize;
             let Some(vc) =
                 self.terminals

@@ -15,22 +15,22 @@ pub(super) struct VcRequest {
 pub(super) struct VcAllocator {
     /// Separable input-first VC allocation: each input VC's round-robin pointer over its
     /// router's local output VC numbers (empty under `first_free`).
-    pub(super) input_pointers: Vec<u32>,
+    pub(super) input_pointers: tables::HotTable<u32>,
     /// Per-router scratch: the requested local output VCs (a bit set) and the best request
     /// for each.
-    requested: Vec<u64>,
-    best: Vec<VcRequest>,
+    requested: tables::HotTable<u64>,
+    best: tables::HotTable<VcRequest>,
 }
 
 impl VcAllocator {
     pub(super) fn new(kind: VcAllocatorKind, input_vcs: usize, ports: &Ports) -> Self {
         VcAllocator {
             input_pointers: match kind {
-                VcAllocatorKind::SeparableInputFirst => vec![0; input_vcs],
-                VcAllocatorKind::FirstFree => Vec::new(),
+                VcAllocatorKind::SeparableInputFirst => vec![0; input_vcs].into(),
+                VcAllocatorKind::FirstFree => Vec::new().into(),
             },
-            requested: vec![0; ports.words_per_router()],
-            best: vec![VcRequest::default(); ports.local_port.len()],
+            requested: vec![0; ports.words_per_router()].into(),
+            best: vec![VcRequest::default(); ports.local_port.len()].into(),
         }
     }
 
@@ -61,12 +61,12 @@ impl VcAllocator {
 /// Switch allocation's per-router scratch.
 pub(super) struct SwitchAllocator {
     /// The local input VCs that request the switch (a bit set).
-    pub(super) requesting: Vec<u64>,
+    pub(super) requesting: tables::HotTable<u64>,
     /// Separable with one VC per input port: the local output ports some input port picked
     /// (a bit set) and, per output port, the picking input nearest the output's pointer as
     /// (distance from the pointer, local input VC).
-    offered: Vec<u64>,
-    best_offer: Vec<(u32, u32)>,
+    offered: tables::HotTable<u64>,
+    best_offer: tables::HotTable<(u32, u32)>,
     /// The general allocators' requests (input port, input VC, output port), the picks and
     /// the winning input VCs.
     requests: Vec<(u32, u32, u32)>,
@@ -77,9 +77,9 @@ pub(super) struct SwitchAllocator {
 impl SwitchAllocator {
     pub(super) fn new(ports: &Ports) -> Self {
         SwitchAllocator {
-            requesting: vec![0; ports.words_per_router()],
-            offered: vec![0; ports.max_ports.div_ceil(64).max(1)],
-            best_offer: vec![(0, 0); ports.max_ports],
+            requesting: vec![0; ports.words_per_router()].into(),
+            offered: vec![0; ports.max_ports.div_ceil(64).max(1)].into(),
+            best_offer: vec![(0, 0); ports.max_ports].into(),
             requests: Vec::new(),
             picked: Vec::new(),
             winners: Vec::new(),

@@ -55,7 +55,7 @@ pub struct InputQueuedRouter {
     input_vcs: InputVcs,
     output_vcs: OutputVcs,
     /// Per global port.
-    port_state: Vec<PortState>,
+    port_state: tables::HotTable<PortState>,
     vc_allocator: VcAllocator,
     switch_allocator: SwitchAllocator,
 }
@@ -105,13 +105,13 @@ impl RouterModel for InputQueuedRouter {
         InputQueuedRouter {
             input_vcs: InputVcs::new(count, depth, net.num_routers(), ports.words_per_router()),
             output_vcs: OutputVcs {
-                records: output_vcs,
+                records: output_vcs.into(),
                 uniform_need: cut_through.iter().all(|&c| c == cut_through[0]),
                 cut_through,
                 wait_for_tail_credit: params.wait_for_tail_credit,
                 depth,
             },
-            port_state: tables::zeroed(net.num_ports()),
+            port_state: tables::zeroed(net.num_ports()).into(),
             vc_allocator: VcAllocator::new(params.vc_allocator, count, ports),
             switch_allocator: SwitchAllocator::new(ports),
         }

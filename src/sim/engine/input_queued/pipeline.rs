@@ -144,7 +144,7 @@ impl Engine<'_, InputQueuedRouter> {
                 self.router.vc_allocator.input_pointers[input_vc] as usize
             }
         };
-        let choice = self.nearest_grantable_vc(base, input_vc, input_pointer);
+        let choice = self.nearest_grantable_vc(at, input_vc, input_pointer);
         let Some((candidate, local_output_vc)) = choice else {
             return false;
         };
@@ -193,10 +193,11 @@ impl Engine<'_, InputQueuedRouter> {
     #[inline(always)]
     fn nearest_grantable_vc(
         &self,
-        base: usize,
+        at: &RouterLayout,
         input_vc: usize,
         pointer: usize,
     ) -> Option<(usize, usize)> {
+        let (base, at_vcs) = (at.first_vc, at.num_local_vcs as usize);
         let packet = self.router.input_vcs.records[input_vc].front.packet;
         let need = self.router.output_vcs.uniform_need(&self.packets, packet);
         let num_vcs = self.num_vcs;
@@ -214,6 +215,9 @@ impl Engine<'_, InputQueuedRouter> {
                 first + usize::from(c.vcs.start),
                 first + usize::from(c.vcs.end),
             );
+            if end > at_vcs {
+                candidate_out_of_range(&self.routing.session.name(), at, *c, num_vcs);
+            }
             let split = pointer.clamp(start, end);
             let nearest = (split..end)
                 .find(|&v| self.grantable(base, v, packet, need))

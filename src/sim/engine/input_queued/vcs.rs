@@ -61,17 +61,17 @@ pub(super) struct InputVcs {
     /// Zero-filled and 64-byte aligned, two records per cache line (tables.rs).
     pub(super) records: AlignedZeroed<InputVc>,
     /// The flits behind each VC's front flit (see `RING_BLOCK`), `depth` slots per VC.
-    pub(super) ring: Vec<Flit>,
+    pub(super) ring: tables::HotTable<Flit>,
     /// Distance between consecutive blocks of one VC in `ring` (input VCs x `RING_BLOCK`).
     pub(super) block_stride: usize,
     pub(super) depth: u32,
     /// Route candidates of each input VC: `records[i].num_candidates` of them from
     /// `i * candidate_stride`.
     pub(super) candidate_stride: usize,
-    pub(super) candidate_table: Vec<Candidate>,
+    pub(super) candidate_table: tables::HotTable<Candidate>,
     /// Per router, a bit set over its local input VCs: those holding flits.
     pub(super) words_per_router: usize,
-    pub(super) nonempty: Vec<u64>,
+    pub(super) nonempty: tables::HotTable<u64>,
 }
 
 impl InputVcs {
@@ -79,13 +79,13 @@ impl InputVcs {
         let blocks = (depth as usize).div_ceil(RING_BLOCK);
         InputVcs {
             records: AlignedZeroed::new(count),
-            ring: empty_flit_slots(blocks * count * RING_BLOCK),
+            ring: empty_flit_slots(blocks * count * RING_BLOCK).into(),
             block_stride: count * RING_BLOCK,
             depth,
             candidate_stride: 1,
-            candidate_table: tables::zeroed(count),
+            candidate_table: tables::zeroed(count).into(),
             words_per_router,
-            nonempty: vec![0; routers * words_per_router],
+            nonempty: vec![0; routers * words_per_router].into(),
         }
     }
 
@@ -115,7 +115,7 @@ impl InputVcs {
                 let old = self.candidates(i);
                 wider[i * stride..i * stride + old.len()].copy_from_slice(old);
             }
-            self.candidate_table = wider;
+            self.candidate_table = wider.into();
             self.candidate_stride = stride;
         }
         let start = input_vc * self.candidate_stride;
@@ -165,7 +165,7 @@ pub(super) struct OutputVc {
 /// Every output VC of the network (index = global port * num_vcs + vc, which is also its
 /// credit counter's number), and the rule for granting them.
 pub(super) struct OutputVcs {
-    pub(super) records: Vec<OutputVc>,
+    pub(super) records: tables::HotTable<OutputVc>,
     /// Per VC number: allocated as in virtual cut-through (see `grant_need`).
     pub(super) cut_through: Vec<bool>,
     /// Whether every VC has the same grant rule (then `grant_need` of VC 0 serves all).

@@ -100,31 +100,31 @@ struct PortState {
 /// The state of every router of the network. `pub` only to name an engine built with
 /// [`Engine::new_ioq`]; its fields cannot be reached outside the crate.
 pub struct IoQueuedRouter {
-    inputs: Vec<InputVc>,
+    inputs: tables::HotTable<InputVc>,
     /// `depth` slots per input VC.
-    input_ring: Vec<Flit>,
+    input_ring: tables::HotTable<Flit>,
     depth: u32,
     /// Route candidates of each input VC: `inputs[i].num_candidates` from `i * stride`.
-    candidates: Vec<Candidate>,
+    candidates: tables::HotTable<Candidate>,
     candidate_stride: usize,
-    outputs: Vec<OutputVc>,
+    outputs: tables::HotTable<OutputVc>,
     /// `output_depth` slots per output VC.
-    output_ring: Vec<Flit>,
+    output_ring: tables::HotTable<Flit>,
     output_depth: u32,
-    ports: Vec<PortState>,
+    ports: tables::HotTable<PortState>,
     /// Least recently served first: per global input VC the stamp of its last crossbar win
     /// (initially its own number, so the first order is the numbering).
-    last_served: Vec<u64>,
+    last_served: tables::HotTable<u64>,
     next_stamp: u64,
     /// Round robin: per router, the local input VC after the last winner.
-    rr_pointer: Vec<u32>,
+    rr_pointer: tables::HotTable<u32>,
     /// Per router, bit sets over local input VCs: those whose head waits for the crossbar,
     /// and those whose packet is crossing.
-    waiting: Vec<u64>,
-    crossing: Vec<u64>,
+    waiting: tables::HotTable<u64>,
+    crossing: tables::HotTable<u64>,
     words_per_router: usize,
     /// Per router: flits in its input and output buffers.
-    held: Vec<u32>,
+    held: tables::HotTable<u32>,
     xbar_period_milli: u64,
     arbitration: XbarArbitration,
     /// Scratch: the requests of one arbitration, (priority, local input VC).
@@ -132,7 +132,7 @@ pub struct IoQueuedRouter {
     /// Per router, a bit set over local input VCs: those a head arrived into, idle, this
     /// cycle, to be routed once all the cycle's flits have arrived (`route_arrived_heads`);
     /// and the routers with such heads.
-    arrived_heads: Vec<u64>,
+    arrived_heads: tables::HotTable<u64>,
     routers_with_heads: Vec<u32>,
 }
 
@@ -174,13 +174,14 @@ impl IoQueuedRouter {
                 crossed: 0,
                 num_candidates: 0,
                 stage: Stage::Idle,
-            }),
-            input_ring: empty_flit_slots(count * depth as usize),
+            })
+            .into(),
+            input_ring: empty_flit_slots(count * depth as usize).into(),
             depth,
-            candidates: tables::zeroed(count),
+            candidates: tables::zeroed(count).into(),
             candidate_stride: 1,
-            outputs,
-            output_ring: empty_flit_slots(count * ioq.output_depth as usize),
+            outputs: outputs.into(),
+            output_ring: empty_flit_slots(count * ioq.output_depth as usize).into(),
             output_depth: ioq.output_depth,
             ports: tables::own_router_entries(net, 1, owns_router, |_| PortState {
                 free_at: 0,
@@ -189,18 +190,20 @@ impl IoQueuedRouter {
                 queued: 0,
                 in_used: 0,
                 out_used: 0,
-            }),
-            last_served: tables::own_router_entries(net, num_vcs, owns_router, |vc| vc as u64),
+            })
+            .into(),
+            last_served: tables::own_router_entries(net, num_vcs, owns_router, |vc| vc as u64)
+                .into(),
             next_stamp: count as u64,
-            rr_pointer: vec![0; net.num_routers()],
-            waiting: vec![0; net.num_routers() * ports.words_per_router()],
-            crossing: vec![0; net.num_routers() * ports.words_per_router()],
+            rr_pointer: vec![0; net.num_routers()].into(),
+            waiting: vec![0; net.num_routers() * ports.words_per_router()].into(),
+            crossing: vec![0; net.num_routers() * ports.words_per_router()].into(),
             words_per_router: ports.words_per_router(),
-            held: vec![0; net.num_routers()],
+            held: vec![0; net.num_routers()].into(),
             xbar_period_milli: ioq.xbar_period_milli(),
             arbitration: ioq.xbar_arb,
             requests: Vec::new(),
-            arrived_heads: vec![0; net.num_routers() * ports.words_per_router()],
+            arrived_heads: vec![0; net.num_routers() * ports.words_per_router()].into(),
             routers_with_heads: Vec::new(),
         }
     }
@@ -253,7 +256,7 @@ impl IoQueuedRouter {
                 let old = self.candidates(i);
                 wider[i * stride..i * stride + old.len()].copy_from_slice(old);
             }
-            self.candidates = wider;
+            self.candidates = wider.into();
             self.candidate_stride = stride;
         }
         let start = input_vc * self.candidate_stride;
