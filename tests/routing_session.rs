@@ -218,12 +218,25 @@ fn every_head_arrival_reaches_the_session_and_it_carries_over() {
     assert_eq!((s.arrivals, s.advance_calls), (6, 210));
 }
 
-/// DOR with every network hop's port moved `shift` ports up, or with injection VCs `inj`
-/// (a broken routing function, for the engine's checks of what routing returns).
+/// DOR with every candidate's port moved `shift` ports up, its VCs replaced by `vcs`, or
+/// with injection VCs `inj` (a broken routing function, for the engine's checks of what
+/// routing returns).
 struct Broken {
     inner: Box<dyn RoutingFunction>,
     shift: u16,
+    vcs: Option<VcRange>,
     inj: Option<VcRange>,
+}
+
+impl Broken {
+    fn new(t: &Topology) -> Self {
+        Broken {
+            inner: dor(t),
+            shift: 0,
+            vcs: None,
+            inj: None,
+        }
+    }
 }
 
 impl RoutingFunction for Broken {
@@ -248,6 +261,7 @@ impl RoutingFunction for Broken {
         self.inner.route(ctx, p, s, r, out);
         for c in out.iter_mut() {
             c.port += self.shift;
+            c.vcs = self.vcs.unwrap_or(c.vcs);
         }
     }
 }
@@ -283,47 +297,58 @@ fn one_packet_run(routing: &dyn RoutingFunction, ioq: bool) {
     assert_eq!(delivered, 1);
 }
 
+/// The panic message of `run`, which must panic.
+fn panic_message(run: impl FnOnce()) -> String {
+    let err =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).expect_err("the run must stop");
+    err.downcast_ref::<String>().cloned().unwrap_or_default()
+}
+
 // The engine indexes its state tables from the candidates without bounds checks in an
-// optimised build: a port past the router's (here the 4x4 torus's 5) must stop the run, as
-// it did not before (it reached the next router's VCs). A shift of 0 shows the runs work.
+// optimised build: a port past the router's (here the 4x4 torus's 5) or VCs past the
+// channel's (2) must stop the run, as they did not before (they reached the next port's or
+// router's VCs), on both router models. The unbroken runs show the set-up works.
 #[test]
-fn a_candidate_past_the_routers_ports_stops_the_run_on_both_router_models() {
+fn a_candidate_past_the_routers_ports_or_vcs_stops_the_run_on_both_router_models() {
     let t = setup();
     for ioq in [false, true] {
-        let fine = Broken {
-            inner: dor(&t),
-            shift: 0,
-            inj: None,
-        };
-        one_packet_run(&fine, ioq);
-        let broken = Broken {
-            inner: dor(&t),
+        one_packet_run(&Broken::new(&t), ioq);
+        let ports = Broken {
             shift: 5,
-            inj: None,
+            ..Broken::new(&t)
         };
-        let err = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            one_packet_run(&broken, ioq)
-        }))
-        .expect_err("a port past the router's stops the run");
-        let message = err.downcast_ref::<String>().cloned().unwrap_or_default();
+        let message = panic_message(|| one_packet_run(&ports, ioq));
         assert!(
             message.contains("routing function broken returned port")
                 && message.contains("which has 5 ports of 2 VCs"),
+            "ioq {ioq}: {message}"
+        );
+        let vcs = Broken {
+            vcs: Some(VcRange { start: 2, end: 3 }),
+            ..Broken::new(&t)
+        };
+        let message = panic_message(|| one_packet_run(&vcs, ioq));
+        assert!(
+            message.contains("VCs 2..3 at router 0, which has 5 ports of 2 VCs"),
             "ioq {ioq}: {message}"
         );
     }
 }
 
 #[test]
-#[should_panic(expected = "routing function broken gave injection VCs 1..3 of 2")]
-fn injection_vcs_past_the_channels_stop_the_run() {
+fn injection_vcs_past_the_channels_stop_the_run_on_both_router_models() {
     let t = setup();
-    let broken = Broken {
-        inner: dor(&t),
-        shift: 0,
-        inj: Some(VcRange { start: 1, end: 3 }),
-    };
-    one_packet_run(&broken, false);
+    for ioq in [false, true] {
+        let broken = Broken {
+            inj: Some(VcRange { start: 1, end: 3 }),
+            ..Broken::new(&t)
+        };
+        let message = panic_message(|| one_packet_run(&broken, ioq));
+        assert!(
+            message.contains("routing function broken gave injection VCs 1..3 of 2"),
+            "ioq {ioq}: {message}"
+        );
+    }
 }
 
 #[test]

@@ -105,6 +105,14 @@ impl<'a, R: RouterModel> Engine<'a, R> {
             "the engine's router model does not match [simulation] router (build an \
              input-output-queued engine with Engine::new_ioq)"
         );
+        // `SimConfig::resolve` refuses these; a `SimParams` built by hand must too, since the
+        // buffers sized from them are indexed without bounds checks (`tables::HotTable`).
+        assert!(
+            params.num_vcs >= 1
+                && params.vc_depth >= 1
+                && params.ioq.as_ref().is_none_or(|ioq| ioq.output_depth >= 1),
+            "num_vcs, vc_depth and output_depth must be at least 1"
+        );
         session.begin_run();
         let num_vcs = params.num_vcs;
         let net = Network::new(topo, num_vcs);
@@ -141,6 +149,7 @@ impl<'a, R: RouterModel> Engine<'a, R> {
                 pending_control: Vec::new(),
                 rngs: router_streams(seed, topo.num_routers()).into(),
                 candidates: Vec::new(),
+                num_vcs,
             },
             now: 0,
             num_vcs,

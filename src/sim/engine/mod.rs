@@ -186,6 +186,8 @@ struct Routing<'a> {
     rngs: tables::HotTable<RouteRng>,
     /// The candidates of the route being computed.
     candidates: Vec<Candidate>,
+    /// VCs per channel: what every candidate is checked against (`candidate_out_of_range`).
+    num_vcs: usize,
 }
 
 impl Routing<'_> {
@@ -218,6 +220,25 @@ impl Routing<'_> {
             &mut self.candidates,
         );
         packets.table[packet as usize].route = state;
+        // One branch for all the candidates (`|`, not `||`): this runs at every hop.
+        let (num_ports, num_vcs) = (at.num_ports, self.num_vcs);
+        let out_of_range = |c: &Candidate| {
+            (u32::from(c.port) >= num_ports)
+                | (c.vcs.start > c.vcs.end)
+                | (usize::from(c.vcs.end) > num_vcs)
+        };
+        if self
+            .candidates
+            .iter()
+            .fold(false, |bad, c| bad | out_of_range(c))
+        {
+            let c = *self
+                .candidates
+                .iter()
+                .find(|c| out_of_range(c))
+                .expect("one is");
+            candidate_out_of_range(&self.session.name(), at, c, num_vcs);
+        }
     }
 
     /// The head of `packet` at local input VC `local_input_vc` of router `at` was given VC
@@ -252,11 +273,12 @@ impl Routing<'_> {
     }
 }
 
-/// A routing function returned candidate `c` at router `at`, outside its ports or VCs. The
-/// router models check each candidate where they first use it (one comparison): the state
-/// tables are indexed from it without further checks (`tables::HotTable`), and before, an
-/// out-of-range port reached the next router's VCs. A routing function that does this has a
-/// bug; the run stops with what it returned.
+/// A routing function returned candidate `c` at router `at`, outside its ports or past the
+/// channel's VCs. `Routing::route_head`, which every router model routes through, checks each
+/// candidate as it is returned: the models' state tables, and their deadlock probes, are
+/// indexed from the candidates without further checks (`tables::HotTable`), and before, an
+/// out-of-range port or VC reached the next port's or router's VCs. A routing function that
+/// does this has a bug; the run stops with what it returned.
 #[cold]
 #[inline(never)]
 fn candidate_out_of_range(routing: &str, at: &RouterLayout, c: Candidate, num_vcs: usize) -> ! {

@@ -342,6 +342,28 @@ impl<R: RouterModel> Engine<'_, R> {
     /// Takes in what partition `from` sent: the flits onto our timing wheel (a head's packet
     /// into a slot of ours), the credits too.
     pub(crate) fn take_incoming(&mut self, from: usize, mail: Mail) {
+        // What arrives, from another thread or decoded from another rank's bytes, must be
+        // ours: the router model indexes its state from the channel's VC and the counter
+        // without further checks (`tables::HotTable`). Checked lookups, once per item.
+        let cut = self
+            .channels
+            .cut
+            .as_deref()
+            .expect("a partition's channels");
+        let num_vcs = self.num_vcs;
+        let ours_all = mail.flits.iter().all(|f| {
+            cut.flit_part.get(f.event.channel as usize) == Some(&cut.own)
+                && (f.event.vc as usize) < num_vcs
+        }) && mail
+            .credits
+            .iter()
+            .all(|&(_, counter)| cut.credit_part.get(counter as usize) == Some(&cut.own));
+        assert!(
+            ours_all,
+            "partition {} received a flit or credit from partition {from} for a channel, VC or \
+             counter it does not own",
+            cut.own
+        );
         let part = self.part.as_mut().expect("a partition's engine");
         let slots = &mut part.incoming_slots[from];
         for CutFlit {
@@ -388,5 +410,118 @@ impl<R: RouterModel> Engine<'_, R> {
         if !mail.updates.is_empty() {
             self.routing.session.put_remote_updates(mail.updates);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::registry::routing::build_routing;
+    use crate::routing::RoutingConfig;
+    use crate::sim::SimConfig;
+    use crate::topology::TopologyConfig;
+    use crate::traffic::TrafficConfig;
+
+    /// Partition 0 of a 4x4 mesh split in 2 takes in `mail` from partition 1.
+    fn receive(mail: impl FnOnce(&Network, &Partitioning) -> Mail) {
+        let topo = TopologyConfig::parse_spec("mesh:4x4")
+            .unwrap()
+            .build(Path::new("."), 1)
+            .unwrap();
+        let params = SimConfig {
+            num_vcs: Some(2),
+            ..SimConfig::default()
+        }
+        .resolve()
+        .unwrap();
+        let net = Network::new(&topo, 2);
+        let ports = Ports::new(&net, &params);
+        let partitioning = Arc::new(Partitioning::new(&net, &ports, 2, false).unwrap());
+        let routing = build_routing(&RoutingConfig::new("dor"), &topo, 2).unwrap();
+        let traffic = Traffic::build(
+            &[TrafficConfig::new("uniform", 1e-12)],
+            &topo,
+            1,
+            Path::new("."),
+        )
+        .unwrap();
+        let mut engine = Engine::<InputQueuedRouter>::build_part(
+            &topo,
+            default_session(routing.as_ref(), 1),
+            traffic,
+            params,
+            1,
+            Some(PartState::new(Arc::clone(&partitioning), 0)),
+        );
+        let mail = mail(&net, &partitioning);
+        engine.take_incoming(1, mail);
+    }
+
+    /// A head flit on the first cut channel into partition 0, or into partition 1 (a
+    /// channel partition 0 does not own), on VC `vc`.
+    fn head_into(net: &Network, p: &Partitioning, own: bool, vc: u32) -> Mail {
+        let to = u32::from(!own);
+        let channel = (0..net.out_chan.len())
+            .filter(|&port| net.out_chan[port] != NONE)
+            .find_map(|port| {
+                let channel = net.out_chan[port];
+                let crate::sim::network::Sink::Router(into) = net.chan_sink[channel as usize]
+                else {
+                    return None;
+                };
+                let (a, b) = (net.port_router[port], net.port_router[into as usize]);
+                let (a, b) = (p.router_part[a as usize], p.router_part[b as usize]);
+                (a != b && b == to).then_some(channel)
+            })
+            .expect("a cut channel");
+        Mail {
+            flits: vec![CutFlit {
+                arrival: 5,
+                event: FlitEvent {
+                    channel,
+                    vc,
+                    flit: Flit::new(0, 0, true),
+                },
+                packet: Some(Packet {
+                    info: crate::routing::PacketInfo {
+                        id: 0,
+                        src_terminal: 0,
+                        dst_terminal: 15,
+                        src_router: 0,
+                        dst_router: 15,
+                        size: 1,
+                        class: 0,
+                    },
+                    route: crate::routing::RouteState::default(),
+                    created: 0,
+                    injected: 0,
+                    received: 0,
+                    live: true,
+                }),
+            }],
+            credits: Vec::new(),
+            updates: Vec::new(),
+        }
+    }
+
+    // What arrives from another partition (or is decoded from another rank's bytes) is
+    // indexed into the router model's unchecked tables: it must be for this partition.
+    #[test]
+    fn a_partition_takes_in_flits_for_its_own_channels() {
+        receive(|net, p| head_into(net, p, true, 1));
+    }
+
+    #[test]
+    #[should_panic(expected = "partition 0 received a flit or credit from partition 1")]
+    fn a_partition_refuses_a_flit_for_another_partitions_channel() {
+        receive(|net, p| head_into(net, p, false, 0));
+    }
+
+    #[test]
+    #[should_panic(expected = "partition 0 received a flit or credit from partition 1")]
+    fn a_partition_refuses_a_flit_on_a_vc_past_the_channels() {
+        receive(|net, p| head_into(net, p, true, 2));
     }
 }

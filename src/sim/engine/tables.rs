@@ -113,14 +113,17 @@ impl<T> DerefMut for AlignedZeroed<T> {
 /// tests with it); never in an optimised build of the tool.
 const CHECKED: bool = cfg!(any(debug_assertions, test, feature = "checked-tables"));
 
-/// A table on the simulation's hot path (per port, VC, router, terminal, channel or wheel
-/// slot), indexed without a bounds check in optimised builds: the router pass reads and
-/// writes a dozen such tables per flit-hop, and the checks, with the reloads of each `Vec`'s
-/// length they force, were 16% of the instructions of both bench cases (docs/benchmarks.md).
-/// Every index comes from the network's fixed description (ports, VCs, channels, routers,
-/// terminals, all sized when the engine is built) or from a bit set or list over them, never
-/// from input; the checked builds (`CHECKED`) run the test suite with the bounds checks on.
-/// Derefs to its `Vec` for everything but indexing by position or range.
+/// A table on the simulation's hot path (per port, VC, router, terminal or wheel slot),
+/// indexed without a bounds check in optimised builds: the router pass reads and writes a
+/// dozen such tables per flit-hop, and the checks, with the reloads of each `Vec`'s length
+/// they force, were about 15% of the instructions of the bench cases (docs/benchmarks.md).
+/// The indices come from the network's fixed description (ports, VCs, channels, routers,
+/// terminals, all sized when the engine is built) and from bit sets and lists over it; the
+/// values that come from elsewhere (routing functions' candidates and injection VCs,
+/// `inject_packet`'s arguments, other partitions' flits and credits) are checked where they
+/// enter (docs/simulator.md, "Tables indexed without bounds checks"). The checked builds
+/// (`CHECKED`) run the tests with the bounds checks on. Derefs to its `Vec` for everything but
+/// indexing by position or range.
 #[derive(Clone, Debug)]
 pub(super) struct HotTable<T>(Vec<T>);
 
@@ -253,5 +256,21 @@ mod tests {
                     .all(|(i, r)| r.a == i as u64 && r.b == 7)
             );
         }
+    }
+
+    // The library's unit tests build with the bounds checks on (`CHECKED`): a test could
+    // otherwise pass with an index out of range.
+    #[test]
+    #[should_panic(expected = "out of bounds")]
+    fn hot_tables_are_checked_in_the_unit_tests() {
+        let table: HotTable<u32> = vec![1, 2, 3].into();
+        let _ = table[3];
+    }
+
+    #[test]
+    #[should_panic(expected = "out of bounds")]
+    fn aligned_tables_are_checked_in_the_unit_tests() {
+        let table = AlignedZeroed::<Record>::new(3);
+        let _ = table[3];
     }
 }

@@ -197,7 +197,7 @@ impl Engine<'_, InputQueuedRouter> {
         input_vc: usize,
         pointer: usize,
     ) -> Option<(usize, usize)> {
-        let (base, at_vcs) = (at.first_vc, at.num_local_vcs as usize);
+        let base = at.first_vc;
         let packet = self.router.input_vcs.records[input_vc].front.packet;
         let need = self.router.output_vcs.uniform_need(&self.packets, packet);
         let num_vcs = self.num_vcs;
@@ -215,9 +215,6 @@ impl Engine<'_, InputQueuedRouter> {
                 first + usize::from(c.vcs.start),
                 first + usize::from(c.vcs.end),
             );
-            if end > at_vcs {
-                candidate_out_of_range(&self.routing.session.name(), at, *c, num_vcs);
-            }
             let split = pointer.clamp(start, end);
             let nearest = (split..end)
                 .find(|&v| self.grantable(base, v, packet, need))

@@ -193,9 +193,6 @@ impl Engine<'_, IoQueuedRouter> {
             .iter()
             .enumerate()
             .find_map(|(k, c)| {
-                if u32::from(c.port) >= at.num_ports || usize::from(c.vcs.end) > self.num_vcs {
-                    candidate_out_of_range(&self.routing.session.name(), at, *c, self.num_vcs);
-                }
                 let first = (at.first_port + c.port as usize) * self.num_vcs;
                 c.vcs
                     .iter()
