@@ -123,6 +123,28 @@ fn acking<'e>(e: &'e Engine) -> &'e Acking {
     e.session().as_any().unwrap().downcast_ref().unwrap()
 }
 
+/// Traffic that creates nothing by itself (packets come from `inject_packet`).
+fn quiet_traffic(t: &Topology) -> Traffic {
+    Traffic::build(
+        &[TrafficConfig::new("uniform", 1e-12)],
+        t,
+        7,
+        Path::new("."),
+    )
+    .unwrap()
+}
+
+/// Two VCs, default settings otherwise, on the given router model.
+fn two_vcs(router: Option<fabricopt::sim::RouterKind>) -> fabricopt::sim::SimParams {
+    SimConfig {
+        num_vcs: Some(2),
+        router,
+        ..SimConfig::default()
+    }
+    .resolve()
+    .unwrap()
+}
+
 #[test]
 fn control_packets_load_the_network_but_not_the_statistics() {
     let t = setup();
@@ -174,19 +196,8 @@ fn control_packets_load_the_network_but_not_the_statistics() {
 #[test]
 fn every_head_arrival_reaches_the_session_and_it_carries_over() {
     let t = setup();
-    let traffic = Traffic::build(
-        &[TrafficConfig::new("uniform", 1e-12)],
-        &t,
-        7,
-        Path::new("."),
-    )
-    .unwrap();
-    let params = SimConfig {
-        num_vcs: Some(2),
-        ..SimConfig::default()
-    }
-    .resolve()
-    .unwrap();
+    let traffic = quiet_traffic(&t);
+    let params = two_vcs(None);
     let mut e = Engine::with_session(
         &t,
         Box::new(Acking::new(dor(&t))),
@@ -268,20 +279,8 @@ impl RoutingFunction for Broken {
 
 fn one_packet_run(routing: &dyn RoutingFunction, ioq: bool) {
     let t = setup();
-    let traffic = Traffic::build(
-        &[TrafficConfig::new("uniform", 1e-12)],
-        &t,
-        7,
-        Path::new("."),
-    )
-    .unwrap();
-    let params = SimConfig {
-        num_vcs: Some(2),
-        router: ioq.then_some(fabricopt::sim::RouterKind::Ioq),
-        ..SimConfig::default()
-    }
-    .resolve()
-    .unwrap();
+    let traffic = quiet_traffic(&t);
+    let params = two_vcs(ioq.then_some(fabricopt::sim::RouterKind::Ioq));
     // The two router models are different engine types.
     let delivered = if ioq {
         let mut e = Engine::new_ioq(&t, routing, traffic, params, 1);
@@ -304,50 +303,44 @@ fn panic_message(run: impl FnOnce()) -> String {
     err.downcast_ref::<String>().cloned().unwrap_or_default()
 }
 
-// The engine indexes its state tables from the candidates without bounds checks in an
-// optimised build: a port past the router's (here the 4x4 torus's 5) or VCs past the
-// channel's (2) must stop the run, as they did not before (they reached the next port's or
-// router's VCs), on both router models. The unbroken runs show the set-up works.
+// The engine indexes its state tables from what routing returns without bounds checks in
+// an optimised build: a candidate port past the router's (here the 4x4 torus's 5), candidate
+// VCs past the channel's (2), or injection VCs past them must stop the run on both router
+// models, naming the routing function (before, candidates like these reached the next port's
+// or router's VCs). The unbroken run shows the set-up works.
 #[test]
-fn a_candidate_past_the_routers_ports_or_vcs_stops_the_run_on_both_router_models() {
+fn what_routing_returns_past_the_routers_ports_or_vcs_stops_the_run_on_both_router_models() {
     let t = setup();
+    let vcs = |start, end| Some(VcRange { start, end });
+    let cases = [
+        (
+            Broken {
+                shift: 5,
+                ..Broken::new(&t)
+            },
+            "routing function broken returned port 6 VCs 0..1 at router 0, which has 5 ports of 2 VCs",
+        ),
+        (
+            Broken {
+                vcs: vcs(2, 3),
+                ..Broken::new(&t)
+            },
+            "VCs 2..3 at router 0, which has 5 ports of 2 VCs",
+        ),
+        (
+            Broken {
+                inj: vcs(1, 3),
+                ..Broken::new(&t)
+            },
+            "routing function broken gave injection VCs 1..3 of 2",
+        ),
+    ];
     for ioq in [false, true] {
         one_packet_run(&Broken::new(&t), ioq);
-        let ports = Broken {
-            shift: 5,
-            ..Broken::new(&t)
-        };
-        let message = panic_message(|| one_packet_run(&ports, ioq));
-        assert!(
-            message.contains("routing function broken returned port")
-                && message.contains("which has 5 ports of 2 VCs"),
-            "ioq {ioq}: {message}"
-        );
-        let vcs = Broken {
-            vcs: Some(VcRange { start: 2, end: 3 }),
-            ..Broken::new(&t)
-        };
-        let message = panic_message(|| one_packet_run(&vcs, ioq));
-        assert!(
-            message.contains("VCs 2..3 at router 0, which has 5 ports of 2 VCs"),
-            "ioq {ioq}: {message}"
-        );
-    }
-}
-
-#[test]
-fn injection_vcs_past_the_channels_stop_the_run_on_both_router_models() {
-    let t = setup();
-    for ioq in [false, true] {
-        let broken = Broken {
-            inj: Some(VcRange { start: 1, end: 3 }),
-            ..Broken::new(&t)
-        };
-        let message = panic_message(|| one_packet_run(&broken, ioq));
-        assert!(
-            message.contains("routing function broken gave injection VCs 1..3 of 2"),
-            "ioq {ioq}: {message}"
-        );
+        for (broken, expected) in &cases {
+            let message = panic_message(|| one_packet_run(broken, ioq));
+            assert!(message.contains(expected), "ioq {ioq}: {message}");
+        }
     }
 }
 
@@ -355,19 +348,8 @@ fn injection_vcs_past_the_channels_stop_the_run_on_both_router_models() {
 #[should_panic(expected = "inject_packet(16, 0, 1, 0): 16 terminals, 1 traffic classes")]
 fn inject_packet_refuses_a_terminal_past_the_network() {
     let t = setup();
-    let traffic = Traffic::build(
-        &[TrafficConfig::new("uniform", 1e-12)],
-        &t,
-        7,
-        Path::new("."),
-    )
-    .unwrap();
-    let params = SimConfig {
-        num_vcs: Some(2),
-        ..SimConfig::default()
-    }
-    .resolve()
-    .unwrap();
+    let traffic = quiet_traffic(&t);
+    let params = two_vcs(None);
     let r = dor(&t);
     let mut e = Engine::new(&t, r.as_ref(), traffic, params, 1);
     e.inject_packet(16, 0, 1, 0);
