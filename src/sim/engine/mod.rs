@@ -498,14 +498,13 @@ impl<'a, R: RouterModel> Engine<'a, R> {
     /// trace-driven workloads and tests). Returns false when a bounded source queue is full.
     pub fn inject_packet(&mut self, src: u32, dst: u32, size: u32, class: u8) -> bool {
         // The terminals' tables are indexed from these without further checks.
-        let terminals = self.topology.num_terminals();
+        let (terminals, classes) = (self.topology.num_terminals(), self.traffic.num_classes());
         assert!(
             (src as usize) < terminals
                 && (dst as usize) < terminals
-                && usize::from(class) < self.traffic.num_classes(),
-            "inject_packet({src}, {dst}, {size}, {class}): {terminals} terminals, {} traffic \
-             classes",
-            self.traffic.num_classes()
+                && usize::from(class) < classes,
+            "inject_packet({src}, {dst}, {size}, {class}): {terminals} terminals, {classes} traffic \
+             classes"
         );
         let before = self.counters.packets_created;
         let source = src as usize * self.traffic.num_classes() + class as usize;
