@@ -229,14 +229,15 @@ fn every_head_arrival_reaches_the_session_and_it_carries_over() {
     assert_eq!((s.arrivals, s.advance_calls), (6, 210));
 }
 
-/// DOR with every candidate's port moved `shift` ports up, its VCs replaced by `vcs`, or
-/// with injection VCs `inj` (a broken routing function, for the engine's checks of what
-/// routing returns).
+/// DOR with every candidate's port moved `shift` ports up, its VCs replaced by `vcs`, with
+/// injection VCs `inj`, or asking the congestion view about (port, VC) `ask` of its router
+/// (a broken routing function, for the engine's checks of what routing returns and asks).
 struct Broken {
     inner: Box<dyn RoutingFunction>,
     shift: u16,
     vcs: Option<VcRange>,
     inj: Option<VcRange>,
+    ask: Option<(usize, usize)>,
 }
 
 impl Broken {
@@ -246,6 +247,7 @@ impl Broken {
             shift: 0,
             vcs: None,
             inj: None,
+            ask: None,
         }
     }
 }
@@ -269,6 +271,15 @@ impl RoutingFunction for Broken {
         r: &mut RouteRng,
         out: &mut Vec<Candidate>,
     ) {
+        if let Some((port, vc)) = self.ask {
+            let view = ctx.congestion;
+            let answers = view.credits(ctx.router, port, vc)
+                + view.input_occupancy(ctx.router, port, vc)
+                + view.output_queue(ctx.router, port)
+                + view.output_queue_vc(ctx.router, port, vc)
+                + u32::from(view.output_vc_busy(ctx.router, port, vc));
+            assert!(answers < u32::MAX);
+        }
         self.inner.route(ctx, p, s, r, out);
         for c in out.iter_mut() {
             c.port += self.shift;
@@ -341,6 +352,35 @@ fn what_routing_returns_past_the_routers_ports_or_vcs_stops_the_run_on_both_rout
             let message = panic_message(|| one_packet_run(broken, ioq));
             assert!(message.contains(expected), "ioq {ioq}: {message}");
         }
+    }
+}
+
+// Routing functions may ask the congestion view about any router's ports and VCs; one past
+// the router's (the 4x4 torus's routers have 5 ports of 2 VCs) used to read the next port's
+// or router's state silently, and now stops the run on both router models. The last port's
+// last VC answers.
+#[test]
+fn asking_the_congestion_view_past_a_routers_ports_or_vcs_stops_the_run_on_both_router_models() {
+    let t = setup();
+    let asking = |port, vc| Broken {
+        ask: Some((port, vc)),
+        ..Broken::new(&t)
+    };
+    for ioq in [false, true] {
+        one_packet_run(&asking(4, 1), ioq);
+        let message = panic_message(|| one_packet_run(&asking(5, 0), ioq));
+        assert!(
+            message.contains(
+                "asked the congestion view for credits of router 0 port 5 VC 0, past the \
+                 network (router 0 has 5 ports of 2 VCs)"
+            ),
+            "ioq {ioq}: {message}"
+        );
+        let message = panic_message(|| one_packet_run(&asking(0, 2), ioq));
+        assert!(
+            message.contains("credits of router 0 port 0 VC 2, past the network"),
+            "ioq {ioq}: {message}"
+        );
     }
 }
 

@@ -131,4 +131,55 @@ impl Network {
     pub(crate) fn ports_of(&self, router: usize) -> usize {
         (self.port_base[router + 1] - self.port_base[router]) as usize
     }
+
+    /// The global port number of `port` of `router`, for a congestion view's question
+    /// `what` (routing functions may name any router): a port past the router's would
+    /// silently read the next router's state, so it stops the run instead.
+    #[inline]
+    pub(crate) fn view_port(&self, what: &str, router: usize, port: usize) -> usize {
+        match self.global_port(router, port) {
+            Some(global_port) => global_port,
+            None => view_out_of_range(what, router, port, None, self),
+        }
+    }
+
+    /// The global VC number of VC `vc` of `port` of `router`, checked as [`view_port`].
+    ///
+    /// [`view_port`]: Network::view_port
+    #[inline]
+    pub(crate) fn view_vc(&self, what: &str, router: usize, port: usize, vc: usize) -> usize {
+        match self.global_port(router, port) {
+            Some(global_port) if vc < self.num_vcs => global_port * self.num_vcs + vc,
+            _ => view_out_of_range(what, router, port, Some(vc), self),
+        }
+    }
+
+    #[inline]
+    fn global_port(&self, router: usize, port: usize) -> Option<usize> {
+        let first = *self.port_base.get(router)? as usize;
+        let end = *self.port_base.get(router + 1)? as usize;
+        (port < end - first).then_some(first + port)
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn view_out_of_range(
+    what: &str,
+    router: usize,
+    port: usize,
+    vc: Option<usize>,
+    net: &Network,
+) -> ! {
+    let ports = if router < net.num_routers() {
+        format!("router {router} has {} ports", net.ports_of(router))
+    } else {
+        format!("the network has {} routers", net.num_routers())
+    };
+    let vc = vc.map_or(String::new(), |vc| format!(" VC {vc}"));
+    panic!(
+        "a routing function asked the congestion view for {what} of router {router} port \
+         {port}{vc}, past the network ({ports} of {} VCs)",
+        net.num_vcs
+    )
 }

@@ -40,23 +40,20 @@ impl CongestionView for EngineView<'_> {
     }
 
     fn credits(&self, router: usize, port: usize, vc: usize) -> u32 {
-        let global_port = self.net.port_base[router] as usize + port;
-        self.output_vcs[global_port * self.net.num_vcs + vc]
+        self.output_vcs[self.net.view_vc("credits", router, port, vc)]
             .credits
             .min(self.depth)
     }
 
     fn output_vc_busy(&self, router: usize, port: usize, vc: usize) -> bool {
-        let global_port = self.net.port_base[router] as usize + port;
-        self.output_vcs[global_port * self.net.num_vcs + vc].owner != NONE
+        self.output_vcs[self.net.view_vc("output_vc_busy", router, port, vc)].owner != NONE
     }
 
     fn output_queue(&self, router: usize, port: usize) -> u32 {
-        self.ports[self.net.port_base[router] as usize + port].output_queue
+        self.ports[self.net.view_port("output_queue", router, port)].output_queue
     }
 
     fn input_occupancy(&self, router: usize, port: usize, vc: usize) -> u32 {
-        let global_port = self.net.port_base[router] as usize + port;
-        self.input_vcs[global_port * self.net.num_vcs + vc].len
+        self.input_vcs[self.net.view_vc("input_occupancy", router, port, vc)].len
     }
 }
