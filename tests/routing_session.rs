@@ -15,9 +15,10 @@ use fabricopt::topology::{Topology, TopologyConfig};
 use fabricopt::traffic::{Traffic, TrafficConfig};
 
 /// DOR, plus: counts events, and answers every delivered traffic packet with a 3-flit
-/// control packet back to its source.
+/// control packet back to its source (or to terminal `ack_to`, when set).
 struct Acking {
     inner: Box<dyn RoutingFunction>,
+    ack_to: Option<u32>,
     arrivals: u64,
     delivered_heads: u64,
     acks_delivered: u64,
@@ -28,6 +29,7 @@ impl Acking {
     fn new(inner: Box<dyn RoutingFunction>) -> Self {
         Acking {
             inner,
+            ack_to: None,
             arrivals: 0,
             delivered_heads: 0,
             acks_delivered: 0,
@@ -94,7 +96,7 @@ impl RoutingSession for Acking {
         self.delivered_heads += 1;
         control.push(ControlPacket {
             from: pkt.dst_terminal,
-            to: pkt.src_terminal,
+            to: self.ack_to.unwrap_or(pkt.src_terminal),
             size: 3,
             state: RouteState::default(),
         });
@@ -191,6 +193,24 @@ fn control_packets_load_the_network_but_not_the_statistics() {
         with_acks.latency.avg,
         without.latency.avg
     );
+}
+
+// A session's control packets name terminals that index the engine's tables: one past the
+// network's (the 4x4 torus has 16 terminals) stops the run naming the session.
+#[test]
+#[should_panic(
+    expected = "routing session acking asked for a control packet from terminal 15 to terminal 16; \
+                the network has 16 terminals"
+)]
+fn a_control_packet_to_a_terminal_past_the_network_stops_the_run() {
+    let t = setup();
+    let session = Acking {
+        ack_to: Some(16),
+        ..Acking::new(dor(&t))
+    };
+    let mut e = Engine::with_session(&t, Box::new(session), quiet_traffic(&t), two_vcs(None), 1);
+    assert!(e.inject_packet(0, 15, 1, 0));
+    (0..100).for_each(|_| e.step());
 }
 
 #[test]

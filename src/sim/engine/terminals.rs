@@ -377,7 +377,17 @@ impl<R: RouterModel> Engine<'_, R> {
     /// no statistic but the packet and flit counters.
     pub(super) fn create_control_packets(&mut self) {
         let mut list = std::mem::take(&mut self.routing.pending_control);
+        let terminals = self.net.term_router.len();
         for control in list.drain(..) {
+            // The terminals come from a routing session; the tables below are indexed by them.
+            assert!(
+                (control.from as usize) < terminals && (control.to as usize) < terminals,
+                "routing session {} asked for a control packet from terminal {} to terminal {}; \
+                 the network has {terminals} terminals",
+                self.routing.session.name(),
+                control.from,
+                control.to
+            );
             let info = self.new_packet_info(control.from, control.to, control.size, CONTROL_CLASS);
             let packet = Packet {
                 info,
