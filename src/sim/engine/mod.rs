@@ -507,7 +507,7 @@ impl<'a, R: RouterModel> Engine<'a, R> {
              classes"
         );
         let before = self.counters.packets_created;
-        let source = src as usize * self.traffic.num_classes() + class as usize;
+        let source = src as usize * classes + class as usize;
         self.create_packet(
             NewPacket {
                 src,
