@@ -128,8 +128,9 @@ impl Job {
                 // MPI is funneled: only the main thread may call MPI_Abort; elsewhere the
                 // process aborts, and the launcher ends the job when one of its ranks dies.
                 if MAIN_THREAD.get() == Some(&std::thread::current().id()) {
-                    SimpleCommunicator::world().abort(101);
+                    abort_job(101);
                 }
+                wait_until_read(error_fd(), STDERR_READ_MAX);
                 std::process::abort();
             }));
         }
@@ -214,6 +215,50 @@ fn write_error(text: &str) {
     }
 }
 
+/// The descriptor [`write_error`] writes to.
+fn error_fd() -> i32 {
+    match WORKER_STDERR.load(Ordering::SeqCst) {
+        fd if fd < 0 => 2,
+        fd => fd,
+    }
+}
+
+/// How long a failing rank waits for the launcher to read its last message.
+const STDERR_READ_MAX: Duration = Duration::from_secs(5);
+
+/// Ends the whole job (MPI_Abort) once the launcher has read what this rank wrote to its
+/// standard error. MPI_Abort lets the launcher kill the job at once, and MPICH's launcher can
+/// then drop what the rank wrote just before: a CI run once saw a job end on a write error
+/// with an empty standard error, so the user would not have learnt which file failed.
+fn abort_job(code: i32) -> ! {
+    wait_until_read(error_fd(), STDERR_READ_MAX);
+    SimpleCommunicator::world().abort(code)
+}
+
+/// Waits until the reader of the pipe `fd` writes to has taken every byte in it, or for `at_most`.
+/// Returns at once when `fd` is not a pipe (a file or a terminal has no reader to wait for).
+/// Linux counts a pipe's unread bytes on its write end too (FIONREAD).
+fn wait_until_read(fd: i32, at_most: Duration) {
+    // SAFETY: fstat writes one `stat` to the pointer, which points to a zeroed one of ours.
+    let is_pipe = unsafe {
+        let mut stat: libc::stat = std::mem::zeroed();
+        libc::fstat(fd, &mut stat) == 0 && stat.st_mode & libc::S_IFMT == libc::S_IFIFO
+    };
+    if !is_pipe {
+        return;
+    }
+    let deadline = std::time::Instant::now() + at_most;
+    loop {
+        let mut unread: libc::c_int = 0;
+        // SAFETY: FIONREAD writes one c_int to the pointer, which points to ours.
+        let asked = unsafe { libc::ioctl(fd, libc::FIONREAD, &mut unread) };
+        if asked != 0 || unread <= 0 || std::time::Instant::now() >= deadline {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
 /// See [`super::fail`]. Rank 0 has printed the error already.
 pub(super) fn fail(message: &str) {
     let place = super::place();
@@ -226,7 +271,7 @@ pub(super) fn fail(message: &str) {
             place.rank
         ));
     }
-    SimpleCommunicator::world().abort(1);
+    abort_job(1);
 }
 
 /// A call's identity, which every frame carries and every worker checks.
@@ -789,7 +834,7 @@ fn out_of_step(other: usize, site: &str, mine: Call, theirs: Call) -> ! {
             "another site"
         },
     ));
-    SimpleCommunicator::world().abort(2);
+    abort_job(2);
 }
 
 #[cfg(test)]

@@ -77,3 +77,54 @@ fn every_rank_gets_a_chunk_before_any_gets_two() {
     let chunks = hand_out(&mut held, &mut next, 100, &[1, 1]);
     assert_eq!(chunks, vec![(0, 69, 8)]);
 }
+
+/// A pipe (read end, write end) of this process.
+fn pipe() -> (i32, i32) {
+    let mut ends = [0; 2];
+    // SAFETY: pipe writes two descriptors to the array, which holds two.
+    assert_eq!(unsafe { libc::pipe(ends.as_mut_ptr()) }, 0);
+    (ends[0], ends[1])
+}
+
+#[test]
+fn a_failing_rank_waits_until_the_launcher_has_read_its_message() {
+    use std::time::Instant;
+    let (read_end, write_end) = pipe();
+    let message = b"fabricopt rank 2: error: out/checkpoint.json: Is a directory\n";
+    // SAFETY: the pointer and length describe `message`.
+    let written = unsafe { libc::write(write_end, message.as_ptr().cast(), message.len()) };
+    assert_eq!(written, message.len() as isize);
+    // The launcher reads the message 200 ms later: the rank waits for that, not longer.
+    let reader = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(200));
+        let mut buffer = [0u8; 256];
+        // SAFETY: the pointer and length describe `buffer`.
+        unsafe { libc::read(read_end, buffer.as_mut_ptr().cast(), buffer.len()) }
+    });
+    let start = Instant::now();
+    wait_until_read(write_end, Duration::from_secs(20));
+    let waited = start.elapsed();
+    assert_eq!(reader.join().unwrap(), message.len() as isize);
+    assert!(waited >= Duration::from_millis(200), "{waited:?}");
+    assert!(waited < Duration::from_secs(20), "{waited:?}");
+    // Nobody reads: the wait ends at its limit.
+    // SAFETY: as above.
+    unsafe { libc::write(write_end, message.as_ptr().cast(), message.len()) };
+    let start = Instant::now();
+    wait_until_read(write_end, Duration::from_millis(100));
+    assert!(start.elapsed() >= Duration::from_millis(100));
+    // SAFETY: both descriptors are ours and closed once.
+    unsafe {
+        libc::close(read_end);
+        libc::close(write_end);
+    }
+}
+
+#[test]
+fn a_failing_rank_whose_standard_error_is_a_file_does_not_wait() {
+    use std::os::fd::AsRawFd;
+    let file = tempfile::tempfile().unwrap();
+    let start = std::time::Instant::now();
+    wait_until_read(file.as_raw_fd(), Duration::from_secs(20));
+    assert!(start.elapsed() < Duration::from_secs(20));
+}
