@@ -14,11 +14,12 @@ use fabricopt::sim::{Engine, SimConfig};
 use fabricopt::topology::{Topology, TopologyConfig};
 use fabricopt::traffic::{Traffic, TrafficConfig};
 
-/// DOR, plus: counts events, and answers every delivered traffic packet with a 3-flit
-/// control packet back to its source (or to terminal `ack_to`, when set).
+/// DOR, plus: counts events, and answers every delivered traffic packet with a control
+/// packet of `ack_size` flits (3) back to its source (or to terminal `ack_to`, when set).
 struct Acking {
     inner: Box<dyn RoutingFunction>,
     ack_to: Option<u32>,
+    ack_size: u32,
     arrivals: u64,
     delivered_heads: u64,
     acks_delivered: u64,
@@ -30,6 +31,7 @@ impl Acking {
         Acking {
             inner,
             ack_to: None,
+            ack_size: 3,
             arrivals: 0,
             delivered_heads: 0,
             acks_delivered: 0,
@@ -97,7 +99,7 @@ impl RoutingSession for Acking {
         control.push(ControlPacket {
             from: pkt.dst_terminal,
             to: self.ack_to.unwrap_or(pkt.src_terminal),
-            size: 3,
+            size: self.ack_size,
             state: RouteState::default(),
         });
     }
@@ -211,6 +213,32 @@ fn a_control_packet_to_a_terminal_past_the_network_stops_the_run() {
     let mut e = Engine::with_session(&t, Box::new(session), quiet_traffic(&t), two_vcs(None), 1);
     assert!(e.inject_packet(0, 15, 1, 0));
     (0..100).for_each(|_| e.step());
+}
+
+#[test]
+#[should_panic(
+    expected = "routing session acking asked for a control packet of 0 flits from terminal 15 \
+                to terminal 0; a packet has at least one flit"
+)]
+fn a_control_packet_of_no_flits_stops_the_run() {
+    // Before, it silently became a packet of one flit.
+    let t = setup();
+    let session = Acking {
+        ack_size: 0,
+        ..Acking::new(dor(&t))
+    };
+    let mut e = Engine::with_session(&t, Box::new(session), quiet_traffic(&t), two_vcs(None), 1);
+    assert!(e.inject_packet(0, 15, 1, 0));
+    (0..100).for_each(|_| e.step());
+}
+
+#[test]
+#[should_panic(expected = "inject_packet(0, 15, 0, 0): a packet has at least one flit")]
+fn injecting_a_packet_of_no_flits_is_refused() {
+    let t = setup();
+    let session = Acking::new(dor(&t));
+    let mut e = Engine::with_session(&t, Box::new(session), quiet_traffic(&t), two_vcs(None), 1);
+    e.inject_packet(0, 15, 0, 0);
 }
 
 #[test]

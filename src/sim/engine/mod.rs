@@ -506,6 +506,10 @@ impl<'a, R: RouterModel> Engine<'a, R> {
             "inject_packet({src}, {dst}, {size}, {class}): {terminals} terminals, {classes} traffic \
              classes"
         );
+        assert!(
+            size >= 1,
+            "inject_packet({src}, {dst}, {size}, {class}): a packet has at least one flit"
+        );
         let before = self.counters.packets_created;
         let source = src as usize * classes + class as usize;
         self.create_packet(

@@ -324,7 +324,7 @@ impl<R: RouterModel> Engine<'_, R> {
         if let Some(limit) = self.traffic.source_queue_limit(class) {
             if self.terminals.queued_per_source[source] as usize >= limit {
                 self.counters.dropped_at_source += 1;
-                self.stats.dropped(class, self.now, new_packet.size.max(1));
+                self.stats.dropped(class, self.now, new_packet.size);
                 return;
             }
         }
@@ -360,14 +360,17 @@ impl<R: RouterModel> Engine<'_, R> {
         self.terminals.activate_nic(t);
     }
 
+    /// `size` is at least 1: traffic's sizes are checked when it is built, and the two ways
+    /// in from outside (`inject_packet`, a session's control packets) check theirs.
     fn new_packet_info(&self, src: u32, dst: u32, size: u32, class: u8) -> PacketInfo {
+        debug_assert!(size >= 1, "a packet of {size} flits");
         PacketInfo {
             id: 0,
             src_terminal: src,
             dst_terminal: dst,
             src_router: self.net.term_router[src as usize],
             dst_router: self.net.term_router[dst as usize],
-            size: size.max(1),
+            size,
             class,
         }
     }
@@ -384,6 +387,14 @@ impl<R: RouterModel> Engine<'_, R> {
                 (control.from as usize) < terminals && (control.to as usize) < terminals,
                 "routing session {} asked for a control packet from terminal {} to terminal {}; \
                  the network has {terminals} terminals",
+                self.routing.session.name(),
+                control.from,
+                control.to
+            );
+            assert!(
+                control.size >= 1,
+                "routing session {} asked for a control packet of 0 flits from terminal {} to \
+                 terminal {}; a packet has at least one flit",
                 self.routing.session.name(),
                 control.from,
                 control.to
