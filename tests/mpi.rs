@@ -401,8 +401,14 @@ mod with_mpi {
             .arg(&out);
         let done = common::run_within(command, 60);
         assert!(!done.status.success(), "{:?}", done.status);
+        // The failing rank's message must reach the user before the job is aborted (CI once
+        // saw an empty standard error here).
         let stderr = String::from_utf8_lossy(&done.stderr);
-        assert!(stderr.contains("nsga2-run1/checkpoint.json"), "{stderr}");
+        assert!(
+            stderr.contains("nsga2-run1/checkpoint.json"),
+            "{:?}, standard error {stderr:?}",
+            done.status
+        );
     }
 
     #[test]
