@@ -116,7 +116,7 @@ pub struct LoadedProblem {
 
 impl LoadedProblem {
     pub fn read(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let text = crate::cluster::read_input(path).map_err(|e| Error::io(path, e))?;
         let problem = parse_problem(&text).map_err(|e| e.in_file(path))?;
         Ok(LoadedProblem {
             path: path.to_path_buf(),

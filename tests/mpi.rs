@@ -478,6 +478,105 @@ mod with_mpi {
         );
     }
 
+    /// `mpiexec -n 1 -wdir DIR BIN ARGS : -n 1 -wdir DIR BIN ARGS ...`, one rank per
+    /// (folder, executable), as ranks on nodes with their own copies would run.
+    fn ranks_in(places: &[(&Path, &Path)], args: &[&str]) -> Output {
+        let mut command = launcher();
+        for (i, (dir, exe)) in places.iter().enumerate() {
+            if i > 0 {
+                command.arg(":");
+            }
+            command
+                .args(["-n", "1", "-wdir"])
+                .arg(dir)
+                .arg(exe)
+                .args(args);
+        }
+        command.output().expect("mpiexec runs")
+    }
+
+    #[test]
+    fn a_rank_whose_input_files_differ_simulates_rank_0s() {
+        // The same problem in two folders, each with its own traffic matrix file (node-local
+        // copies that differ): rank 0 reads the inputs for both ranks, so the two-rank sweep
+        // is the one-process sweep of rank 0's folder, though rank 1 simulates points of it.
+        let tmp = tempfile::tempdir().unwrap();
+        let n = 16;
+        let matrix = |weight: &dyn Fn(usize, usize) -> u32| {
+            (0..n)
+                .map(|i| {
+                    let row: Vec<String> = (0..n).map(|j| weight(i, j).to_string()).collect();
+                    row.join(",") + "\n"
+                })
+                .collect::<String>()
+        };
+        let problem = "name = \"matrix\"\nseed = 3\n[topology]\nkind = \"mesh\"\n\
+            dims = [4, 4]\n[routing]\nalgorithm = \"dor\"\n[[traffic]]\n\
+            pattern = \"matrix\"\nmatrix = \"m.csv\"\nload = 0.2\n[simulation]\n\
+            warmup_cycles = 300\nmeasure_cycles = 1500\n";
+        let antipodal = matrix(&|i, j| u32::from(j == n - 1 - i));
+        let neighbour = matrix(&|i, j| u32::from(j == (i + 1) % n));
+        let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+        for (dir, m) in [(&a, &antipodal), (&b, &neighbour)] {
+            std::fs::create_dir_all(dir).unwrap();
+            std::fs::write(dir.join("p.toml"), problem).unwrap();
+            std::fs::write(dir.join("m.csv"), m).unwrap();
+        }
+        let args = [
+            "simulate",
+            "p.toml",
+            "--sweep",
+            "0.1:0.4:0.1",
+            "--no-bound",
+            "--json",
+        ];
+        let alone = |dir: &Path| {
+            let mut c = binary();
+            c.current_dir(dir);
+            report_without_times(succeed(c, &args))
+        };
+        let (in_a, in_b) = (alone(&a), alone(&b));
+        assert_ne!(in_a, in_b, "the two matrices must give other points");
+        let exe = Path::new(env!("CARGO_BIN_EXE_fabricopt"));
+        let mut out = ranks_in(&[(&a, exe), (&b, exe)], &args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stderr.clear();
+        assert_eq!(report_without_times(out), in_a);
+    }
+
+    #[test]
+    fn ranks_running_different_executables_are_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let exe = Path::new(env!("CARGO_BIN_EXE_fabricopt"));
+        let copy = tmp.path().join("fabricopt");
+        let mut bytes = std::fs::read(exe).unwrap();
+        std::fs::write(&copy, &bytes).unwrap();
+        std::fs::set_permissions(&copy, std::fs::metadata(exe).unwrap().permissions()).unwrap();
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let args = ["topo", "mesh:4x4"];
+        // A byte-identical copy elsewhere is the same executable.
+        let out = ranks_in(&[(root, exe), (root, &copy)], &args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // One byte more (an ELF file runs with trailing bytes) is another build.
+        bytes.push(0);
+        std::fs::write(&copy, &bytes).unwrap();
+        let out = ranks_in(&[(root, exe), (root, &copy)], &args);
+        assert!(!out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("do not run the same fabricopt executable"),
+            "{err}"
+        );
+    }
+
     #[test]
     fn a_failing_rank_ends_the_job_with_its_error() {
         let out = mpiexec(2)

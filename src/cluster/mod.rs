@@ -305,6 +305,25 @@ pub fn read_on_root(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
     read_local(path)
 }
 
+/// The text of the input file at `path` (a problem file, traffic matrix, imported topology or
+/// routing table). Under MPI, read by rank 0 and sent to every rank, so that the ranks
+/// simulate the same inputs even where a node sees another copy at that path; elsewhere read
+/// here. Errors are those of `std::fs::read_to_string`.
+pub fn read_input(path: &Path) -> std::io::Result<String> {
+    #[cfg(feature = "mpi")]
+    if let Some(result) = ranks::read_on_root(path) {
+        // `read_on_root` tells a missing file apart; it gets std's message for one back.
+        let bytes = result?.ok_or_else(|| std::io::Error::from_raw_os_error(libc::ENOENT))?;
+        return String::from_utf8(bytes).map_err(|_| {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "stream did not contain valid UTF-8",
+            )
+        });
+    }
+    std::fs::read_to_string(path)
+}
+
 fn read_local(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
     match std::fs::read(path) {
         Ok(bytes) => Ok(Some(bytes)),

@@ -67,7 +67,7 @@ impl TopologyFileFormat {
 /// Reads a topology file, choosing the format by extension.
 pub fn read_topology_file(path: &Path) -> Result<Topology> {
     let format = TopologyFileFormat::from_path(path)?;
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let text = crate::cluster::read_input(path).map_err(|e| Error::io(path, e))?;
     parse_topology(&text, format, path)
 }
 

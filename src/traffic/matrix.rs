@@ -82,7 +82,7 @@ impl MatrixRows {
 /// Reads a matrix file for `n` terminals. `field` names the config key in errors about the
 /// file as a whole; errors about its content name the file and the line.
 pub(crate) fn read_matrix(path: &Path, n: usize, field: &str) -> Result<MatrixRows> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let text = crate::cluster::read_input(path).map_err(|e| {
         Error::field(
             field,
             format!("cannot read matrix file {}: {e}", path.display()),

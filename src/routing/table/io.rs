@@ -163,7 +163,7 @@ pub(crate) struct PathEntry {
 }
 
 fn read_text(path: &Path) -> Result<String> {
-    std::fs::read_to_string(path).map_err(|e| Error::io(path, e))
+    crate::cluster::read_input(path).map_err(|e| Error::io(path, e))
 }
 
 /// Checks that `num_routers` can hold a table: at least two routers, and few enough that the

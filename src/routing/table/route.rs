@@ -695,7 +695,7 @@ fn resolve(cfg: &RoutingConfig, file: &Path) -> PathBuf {
 }
 
 fn read_json<T: serde::de::DeserializeOwned>(field: &str, path: &Path) -> Result<T> {
-    let text = std::fs::read_to_string(path)
+    let text = crate::cluster::read_input(path)
         .map_err(|e| Error::field(field, format!("cannot read {}: {e}", path.display())))?;
     serde_json::from_str(&text).map_err(|e| Error::field(field, format!("{}: {e}", path.display())))
 }
@@ -757,7 +757,7 @@ pub fn build(
             let path = resolve(cfg, file);
             // A per-pair SL file (`routes evolve`'s best.sl), or a JSON array.
             let layers: Vec<u8> = if path.extension().is_some_and(|e| e == "sl") {
-                let text = std::fs::read_to_string(&path).map_err(|e| {
+                let text = crate::cluster::read_input(&path).map_err(|e| {
                     Error::field(
                         "routing.table_layers",
                         format!("cannot read {}: {e}", path.display()),
