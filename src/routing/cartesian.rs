@@ -551,6 +551,12 @@ impl RoutingFunction for CartesianRouting {
         self.wrap || self.is_adaptive()
     }
 
+    /// A mesh's DOR: one port by the coordinates, all VCs, no state and no random tie (that
+    /// is a torus's).
+    fn routes_by_destination(&self) -> bool {
+        self.algorithm == CartesianAlgorithm::Dor && !self.wrap
+    }
+
     fn on_forward(
         &self,
         ctx: &RouteContext,

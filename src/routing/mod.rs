@@ -228,6 +228,15 @@ pub trait RoutingFunction: Send + Sync {
         true
     }
 
+    /// Whether `route`, at a router other than the packet's destination router, gives one
+    /// candidate that depends on nothing but the router and the destination router: it reads
+    /// and writes no routing state, draws no random number and reads neither the congestion
+    /// view nor the input it came from. The simulator may then route each (router,
+    /// destination router) pair once and reuse the candidate (a mesh's DOR).
+    fn routes_by_destination(&self) -> bool {
+        false
+    }
+
     /// Algorithms that learn while the network runs return a fresh per-run session here
     /// (see [`session`]); its randomness (initial weights, exploration) flows from `seed`.
     fn learning_session(&self, _seed: u64) -> Option<Box<dyn RoutingSession>> {

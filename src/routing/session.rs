@@ -101,6 +101,11 @@ pub trait RoutingSession: Send {
         true
     }
 
+    /// See [`RoutingFunction::routes_by_destination`]; a session that learns never does.
+    fn routes_by_destination(&self) -> bool {
+        false
+    }
+
     /// The head flit of a packet (control packets included) arrived at input `in_port` of
     /// `router` (from a terminal or another router), before it is routed there.
     fn on_head_arrival(
@@ -248,6 +253,10 @@ impl RoutingSession for Stateless<'_> {
 
     fn updates_on_forward(&self) -> bool {
         self.0.updates_on_forward()
+    }
+
+    fn routes_by_destination(&self) -> bool {
+        self.0.routes_by_destination()
     }
 }
 

@@ -140,6 +140,7 @@ impl<'a, R: RouterModel> Engine<'a, R> {
             params.measure_cycles,
             params.batches,
         );
+        let by_destination = by_destination_table(session.as_ref(), topo.num_routers());
         Engine {
             topology: topo,
             routing: Routing {
@@ -150,6 +151,7 @@ impl<'a, R: RouterModel> Engine<'a, R> {
                 rngs: router_streams(seed, topo.num_routers()).into(),
                 candidates: Vec::new(),
                 num_vcs,
+                by_destination,
             },
             now: 0,
             num_vcs,
@@ -174,5 +176,16 @@ impl<'a, R: RouterModel> Engine<'a, R> {
             traffic,
             params,
         }
+    }
+}
+
+/// [`Routing::by_destination`]'s empty table, when the session routes by destination and the
+/// table is small enough.
+fn by_destination_table(session: &dyn RoutingSession, routers: usize) -> Vec<Candidate> {
+    match routers.checked_mul(routers) {
+        Some(entries) if session.routes_by_destination() && entries <= BY_DESTINATION_MAX => {
+            vec![UNROUTED; entries]
+        }
+        _ => Vec::new(),
     }
 }
