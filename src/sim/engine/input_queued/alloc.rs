@@ -11,6 +11,25 @@ pub(super) struct VcRequest {
     candidate: u32,
 }
 
+/// An input VC's VC-allocation request: the output VC it asks for and the candidate it asks
+/// through (local numbers).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct VcPick {
+    pub(super) local_input_vc: u32,
+    pub(super) local_output_vc: u32,
+    pub(super) candidate: u32,
+}
+
+/// The VC-allocation requests of one router visit so far. The first is held back: a lone
+/// request (most visits at low load) is granted without the allocator's scratch, as the
+/// output stage would grant it.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum VcRequests {
+    None,
+    One(VcPick),
+    Many,
+}
+
 /// VC allocation's state.
 pub(super) struct VcAllocator {
     /// Separable input-first VC allocation: each input VC's round-robin pointer over its
@@ -93,8 +112,6 @@ impl Engine<'_, InputQueuedRouter> {
     /// whether a granted input VC may already request the switch this cycle.
     #[inline]
     pub(super) fn allocate_vcs(&mut self, at: &RouterLayout) -> bool {
-        let span = at.num_local_vcs as usize;
-        let base = at.first_vc;
         let mut any_switch_request = false;
         for w in 0..self.router.input_vcs.words_per_router {
             let mut bits = std::mem::take(&mut self.router.vc_allocator.requested[w]);
@@ -102,37 +119,51 @@ impl Engine<'_, InputQueuedRouter> {
                 let local_output_vc = w * 64 + bits.trailing_zeros() as usize;
                 bits &= bits - 1;
                 let request = self.router.vc_allocator.best[local_output_vc];
-                let local_input_vc = request.local_input_vc as usize;
-                self.grant_vc(
+                any_switch_request |= self.vc_granted(
                     at,
-                    local_input_vc,
-                    local_output_vc,
-                    request.candidate as usize,
+                    VcPick {
+                        local_input_vc: request.local_input_vc,
+                        local_output_vc: local_output_vc as u32,
+                        candidate: request.candidate,
+                    },
                 );
-                self.router.output_vcs.records[base + local_output_vc].pointer =
-                    if local_input_vc + 1 == span {
-                        0
-                    } else {
-                        local_input_vc as u32 + 1
-                    };
-                let pointers = &mut self.router.vc_allocator.input_pointers;
-                if let Some(pointer) = pointers.get_mut(base + local_input_vc) {
-                    *pointer = if local_output_vc + 1 == span {
-                        0
-                    } else {
-                        local_output_vc as u32 + 1
-                    };
-                }
-                if self.params.vc_alloc_delay == 0
-                    && self.can_send(&self.router.input_vcs.records[base + local_input_vc])
-                {
-                    self.router.switch_allocator.requesting[local_input_vc / 64] |=
-                        1 << (local_input_vc % 64);
-                    any_switch_request = true;
-                }
             }
         }
         any_switch_request
+    }
+
+    /// Output VC `pick.local_output_vc` is granted to input VC `pick.local_input_vc`: the
+    /// grant, both round-robin pointers past it, and with no VC allocation delay the switch
+    /// request. Returns whether the input VC requests the switch this cycle.
+    #[inline(always)]
+    pub(super) fn vc_granted(&mut self, at: &RouterLayout, pick: VcPick) -> bool {
+        let span = at.num_local_vcs as usize;
+        let base = at.first_vc;
+        let local_input_vc = pick.local_input_vc as usize;
+        let local_output_vc = pick.local_output_vc as usize;
+        self.grant_vc(at, local_input_vc, local_output_vc, pick.candidate as usize);
+        self.router.output_vcs.records[base + local_output_vc].pointer =
+            if local_input_vc + 1 == span {
+                0
+            } else {
+                local_input_vc as u32 + 1
+            };
+        let pointers = &mut self.router.vc_allocator.input_pointers;
+        if let Some(pointer) = pointers.get_mut(base + local_input_vc) {
+            *pointer = if local_output_vc + 1 == span {
+                0
+            } else {
+                local_output_vc as u32 + 1
+            };
+        }
+        if self.params.vc_alloc_delay == 0
+            && self.can_send(&self.router.input_vcs.records[base + local_input_vc])
+        {
+            self.router.switch_allocator.requesting[local_input_vc / 64] |=
+                1 << (local_input_vc % 64);
+            return true;
+        }
+        false
     }
 
     /// Grants output VC `local_output_vc` of router `at` to input VC `local_input_vc`, which

@@ -52,7 +52,7 @@ impl Engine<'_, InputQueuedRouter> {
         let words = self.router.input_vcs.words_per_router;
         let at = self.ports.routers[r];
         let base = at.first_vc;
-        let mut any_vc_request = false;
+        let mut vc_requests = VcRequests::None;
         let mut any_switch_request = false;
         for w in 0..words {
             let mut bits = self.router.input_vcs.nonempty[r * words + w];
@@ -68,11 +68,11 @@ impl Engine<'_, InputQueuedRouter> {
                     VcState::Idle => {
                         self.compute_route(&at, local_input_vc);
                         if self.params.routing_delay == 0 {
-                            any_vc_request |= self.request_vc(&at, local_input_vc);
+                            self.request_vc(&at, local_input_vc, &mut vc_requests);
                         }
                     }
                     VcState::VcAllocation => {
-                        any_vc_request |= self.request_vc(&at, local_input_vc);
+                        self.request_vc(&at, local_input_vc, &mut vc_requests);
                     }
                     // The VC allocation below does not change what `can_send` reads.
                     VcState::Active if self.can_send(&record) => {
@@ -84,8 +84,10 @@ impl Engine<'_, InputQueuedRouter> {
             self.router.switch_allocator.requesting[w] = switch_bits;
             any_switch_request |= switch_bits != 0;
         }
-        if any_vc_request {
-            any_switch_request |= self.allocate_vcs(&at);
+        match vc_requests {
+            VcRequests::None => {}
+            VcRequests::One(pick) => any_switch_request |= self.vc_granted(&at, pick),
+            VcRequests::Many => any_switch_request |= self.allocate_vcs(&at),
         }
         if any_switch_request {
             self.allocate_switch(&at);
@@ -132,12 +134,11 @@ impl Engine<'_, InputQueuedRouter> {
     }
 
     /// Input stage of VC allocation: the first candidate with a free output VC requests it
-    /// (kept if nearer the output VC's round-robin pointer than earlier requests). Returns
-    /// whether a request was made.
+    /// (kept if nearer the output VC's round-robin pointer than earlier requests; the first
+    /// request of the visit is held in `requests` until a second one comes).
     #[inline(always)]
-    fn request_vc(&mut self, at: &RouterLayout, local_input_vc: usize) -> bool {
-        let base = at.first_vc;
-        let input_vc = base + local_input_vc;
+    fn request_vc(&mut self, at: &RouterLayout, local_input_vc: usize, requests: &mut VcRequests) {
+        let input_vc = at.first_vc + local_input_vc;
         let input_pointer = match self.params.vc_allocator {
             VcAllocatorKind::FirstFree => 0,
             VcAllocatorKind::SeparableInputFirst => {
@@ -146,17 +147,36 @@ impl Engine<'_, InputQueuedRouter> {
         };
         let choice = self.nearest_grantable_vc(at, input_vc, input_pointer);
         let Some((candidate, local_output_vc)) = choice else {
-            return false;
+            return;
         };
-        let pointer = self.router.output_vcs.records[base + local_output_vc].pointer;
-        let distance = round_robin_distance(local_input_vc as u32, pointer, at.num_local_vcs);
+        let pick = VcPick {
+            local_input_vc: local_input_vc as u32,
+            local_output_vc: local_output_vc as u32,
+            candidate: candidate as u32,
+        };
+        match *requests {
+            VcRequests::None => *requests = VcRequests::One(pick),
+            VcRequests::One(first) => {
+                self.submit_vc_request(at, first);
+                self.submit_vc_request(at, pick);
+                *requests = VcRequests::Many;
+            }
+            VcRequests::Many => self.submit_vc_request(at, pick),
+        }
+    }
+
+    /// Enters `pick` into the VC allocator's output stage.
+    #[inline(always)]
+    fn submit_vc_request(&mut self, at: &RouterLayout, pick: VcPick) {
+        let local_output_vc = pick.local_output_vc as usize;
+        let pointer = self.router.output_vcs.records[at.first_vc + local_output_vc].pointer;
+        let distance = round_robin_distance(pick.local_input_vc, pointer, at.num_local_vcs);
         self.router.vc_allocator.request(
             local_output_vc,
-            local_input_vc as u32,
-            candidate as u32,
+            pick.local_input_vc,
+            pick.candidate,
             distance,
         );
-        true
     }
 
     /// Whether local output VC `local_output_vc` of the router whose first VC is `base` can
