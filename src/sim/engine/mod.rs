@@ -208,9 +208,9 @@ const BY_DESTINATION_MAX: usize = 1 << 22;
 
 impl Routing<'_> {
     /// Calls the routing function for the head of `packet` at local input VC
-    /// `local_input_vc` of router `at`, under the model's `congestion` view: the candidates
-    /// are left in `self.candidates`, the packet's routing state is updated. Every router
-    /// model routes through here.
+    /// `local_input_vc` of router `at`, under the model's `congestion` view, and returns the
+    /// candidates (in `self.candidates`, or the one remembered by destination); the packet's
+    /// routing state is updated. Every router model routes through here.
     #[allow(clippy::too_many_arguments)] // the engine's parts the call needs, borrowed apart
     #[inline(always)]
     fn route_head(
@@ -222,7 +222,7 @@ impl Routing<'_> {
         local_input_vc: usize,
         packet: u32,
         congestion: &dyn crate::routing::CongestionView,
-    ) {
+    ) -> &[Candidate] {
         self.candidates.clear();
         let info = packets.info(packet);
         let remembered = if self.by_destination.is_empty() || info.dst_router as usize == at.router
@@ -233,10 +233,9 @@ impl Routing<'_> {
             Some(at.router * routers + info.dst_router as usize)
         };
         if let Some(entry) = remembered {
-            let candidate = self.by_destination[entry];
-            if candidate != UNROUTED {
-                self.candidates.push(candidate);
-                return;
+            if self.by_destination[entry] != UNROUTED {
+                // Returned in place: no copy through `self.candidates`.
+                return std::slice::from_ref(&self.by_destination[entry]);
             }
         }
         let mut state = packets.table[packet as usize].route;
@@ -279,6 +278,7 @@ impl Routing<'_> {
             );
             self.by_destination[entry] = self.candidates[0];
         }
+        &self.candidates
     }
 
     /// The head of `packet` at local input VC `local_input_vc` of router `at` was given VC

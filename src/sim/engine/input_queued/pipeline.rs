@@ -111,7 +111,7 @@ impl Engine<'_, InputQueuedRouter> {
             "a packet's first flit reached an idle VC mid-packet"
         );
         let congestion = self.router.view(&self.net);
-        self.routing.route_head(
+        let candidates = self.routing.route_head(
             self.now,
             &self.ports,
             &mut self.packets,
@@ -120,9 +120,7 @@ impl Engine<'_, InputQueuedRouter> {
             flit.packet,
             &congestion,
         );
-        self.router
-            .input_vcs
-            .store_candidates(input_vc, &self.routing.candidates);
+        self.router.input_vcs.store_candidates(input_vc, candidates);
         let extra = if self.routing.hooks.route_delay {
             self.routing.session.take_route_delay()
         } else {

@@ -69,7 +69,7 @@ impl Engine<'_, IoQueuedRouter> {
             "a packet's first flit reached an idle VC mid-packet"
         );
         let congestion = self.router.view(&self.net);
-        self.routing.route_head(
+        let candidates = self.routing.route_head(
             self.now,
             &self.ports,
             &mut self.packets,
@@ -78,9 +78,7 @@ impl Engine<'_, IoQueuedRouter> {
             flit.packet,
             &congestion,
         );
-        let candidates = std::mem::take(&mut self.routing.candidates);
-        self.router.store_candidates(input_vc, &candidates);
-        self.routing.candidates = candidates;
+        self.router.store_candidates(input_vc, candidates);
         let extra = if self.routing.hooks.route_delay {
             self.routing.session.take_route_delay()
         } else {
