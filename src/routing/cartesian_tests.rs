@@ -615,3 +615,69 @@ fn escape_and_tie_are_checked_where_they_do_not_apply() {
     let e = err(&torus, "updown", &|c| c.set("tie", TieBreak::Random));
     assert_eq!(e, "routing.tie: does not apply to routing `updown`");
 }
+
+/// `routes_by_destination` (the simulator then routes each (router, destination router) pair
+/// once) is claimed by a mesh's DOR only, and there it holds: at every router, for packets of
+/// every source and destination terminal, from any input and with any routing state or random
+/// stream, `route` gives the same one candidate and changes neither the state nor the stream.
+#[test]
+fn routes_by_destination_is_claimed_only_where_it_holds() {
+    use rand::{RngCore, SeedableRng};
+    let mut claims = Vec::new();
+    let mut topos = topologies();
+    topos.push(grid(&[3, 4], false, 2));
+    for topo in &topos {
+        let (_, wrap) = wrap_of(topo);
+        for alg in CartesianAlgorithm::ALL {
+            let rf = build(alg, topo, 4);
+            if !rf.routes_by_destination() {
+                continue;
+            }
+            claims.push((alg.name(), wrap));
+            let view = FakeView::new(4, 8);
+            let mut seen: Vec<Option<Candidate>> =
+                vec![None; topo.num_routers() * topo.num_routers()];
+            for src in 0..topo.num_terminals() {
+                for dst in 0..topo.num_terminals() {
+                    let pkt = crate::routing::paths::packet(topo, src, dst);
+                    let odd_state = RouteState {
+                        hops: 3,
+                        intermediate: (src % topo.num_routers()) as u32,
+                        phase: 1,
+                        flags: 0xa5,
+                        aux: 0x5a5a,
+                    };
+                    for router in (0..topo.num_routers()).filter(|&r| r != pkt.dst_router as usize)
+                    {
+                        for (k, before) in
+                            [RouteState::default(), odd_state].into_iter().enumerate()
+                        {
+                            let ctx = RouteContext {
+                                router,
+                                in_port: k,
+                                in_vc: k,
+                                congestion: &view,
+                            };
+                            let mut rng = RouteRng::seed_from_u64((src * 31 + dst + k) as u64);
+                            let mut untouched = rng.clone();
+                            let mut state = before;
+                            let mut out = Vec::new();
+                            rf.route(&ctx, &pkt, &mut state, &mut rng, &mut out);
+                            assert_eq!(out.len(), 1, "{}: {src}->{dst} at {router}", alg.name());
+                            assert_eq!(state, before, "{}: the state changed", alg.name());
+                            assert_eq!(rng.next_u64(), untouched.next_u64(), "a number was drawn");
+                            let entry =
+                                &mut seen[router * topo.num_routers() + pkt.dst_router as usize];
+                            assert_eq!(
+                                *entry.get_or_insert(out[0]),
+                                out[0],
+                                "{src}->{dst} at {router}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert_eq!(claims, [("dor", false), ("dor", false)]);
+}
