@@ -192,8 +192,8 @@ struct Routing<'a> {
     /// ([`crate::routing::RoutingFunction::routes_by_destination`]): the candidate at each
     /// router towards each destination router (`router * routers + destination`), filled on
     /// first use ([`UNROUTED`] until then); empty otherwise, or when the table would be large
-    /// ([`BY_DESTINATION_MAX`]). Skipping the call saves a tenth of the mesh bench's time
-    /// (docs/benchmarks.md).
+    /// ([`BY_DESTINATION_MAX`]). Skipping the call saves a tenth of the mesh bench's
+    /// instructions and 4% of its time (docs/benchmarks.md).
     by_destination: Vec<Candidate>,
 }
 
@@ -229,7 +229,7 @@ impl Routing<'_> {
         {
             None
         } else {
-            let routers = self.rngs.len();
+            let routers = self.rngs.len(); // one stream per router
             Some(at.router * routers + info.dst_router as usize)
         };
         if let Some(entry) = remembered {

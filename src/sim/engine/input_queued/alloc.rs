@@ -119,7 +119,7 @@ impl Engine<'_, InputQueuedRouter> {
                 let local_output_vc = w * 64 + bits.trailing_zeros() as usize;
                 bits &= bits - 1;
                 let request = self.router.vc_allocator.best[local_output_vc];
-                any_switch_request |= self.vc_granted(
+                any_switch_request |= self.grant_vc(
                     at,
                     VcPick {
                         local_input_vc: request.local_input_vc,
@@ -132,50 +132,15 @@ impl Engine<'_, InputQueuedRouter> {
         any_switch_request
     }
 
-    /// Output VC `pick.local_output_vc` is granted to input VC `pick.local_input_vc`: the
+    /// Grants output VC `pick.local_output_vc` of router `at` to input VC
+    /// `pick.local_input_vc`, which requested it through its candidate `pick.candidate`: the
     /// grant, both round-robin pointers past it, and with no VC allocation delay the switch
     /// request. Returns whether the input VC requests the switch this cycle.
     #[inline(always)]
-    pub(super) fn vc_granted(&mut self, at: &RouterLayout, pick: VcPick) -> bool {
+    pub(super) fn grant_vc(&mut self, at: &RouterLayout, pick: VcPick) -> bool {
         let span = at.num_local_vcs as usize;
-        let base = at.first_vc;
         let local_input_vc = pick.local_input_vc as usize;
         let local_output_vc = pick.local_output_vc as usize;
-        self.grant_vc(at, local_input_vc, local_output_vc, pick.candidate as usize);
-        self.router.output_vcs.records[base + local_output_vc].pointer =
-            if local_input_vc + 1 == span {
-                0
-            } else {
-                local_input_vc as u32 + 1
-            };
-        let pointers = &mut self.router.vc_allocator.input_pointers;
-        if let Some(pointer) = pointers.get_mut(base + local_input_vc) {
-            *pointer = if local_output_vc + 1 == span {
-                0
-            } else {
-                local_output_vc as u32 + 1
-            };
-        }
-        if self.params.vc_alloc_delay == 0
-            && self.can_send(&self.router.input_vcs.records[base + local_input_vc])
-        {
-            self.router.switch_allocator.requesting[local_input_vc / 64] |=
-                1 << (local_input_vc % 64);
-            return true;
-        }
-        false
-    }
-
-    /// Grants output VC `local_output_vc` of router `at` to input VC `local_input_vc`, which
-    /// requested it through its candidate number `candidate`.
-    #[inline]
-    fn grant_vc(
-        &mut self,
-        at: &RouterLayout,
-        local_input_vc: usize,
-        local_output_vc: usize,
-        candidate: usize,
-    ) {
         let (input_vc, output_vc) = (at.first_vc + local_input_vc, at.first_vc + local_output_vc);
         let output_port = at.first_port + self.ports.local_port[local_output_vc] as usize;
         let vc = self.ports.local_vc[local_output_vc] as usize;
@@ -192,7 +157,7 @@ impl Engine<'_, InputQueuedRouter> {
         self.router.port_state[output_port].output_queue += record.len.min(info.size);
         // The requesting candidate is the first one that holds the granted VC.
         let vcs = &self.router.input_vcs;
-        let chosen = vcs.candidate_table[input_vc * vcs.candidate_stride + candidate];
+        let chosen = vcs.candidate_table[input_vc * vcs.candidate_stride + pick.candidate as usize];
         let congestion = self.router.view(&self.net);
         self.routing.forwarded(
             self.now,
@@ -205,6 +170,27 @@ impl Engine<'_, InputQueuedRouter> {
             vc,
             &congestion,
         );
+        self.router.output_vcs.records[output_vc].pointer = if local_input_vc + 1 == span {
+            0
+        } else {
+            local_input_vc as u32 + 1
+        };
+        let pointers = &mut self.router.vc_allocator.input_pointers;
+        if let Some(pointer) = pointers.get_mut(input_vc) {
+            *pointer = if local_output_vc + 1 == span {
+                0
+            } else {
+                local_output_vc as u32 + 1
+            };
+        }
+        if self.params.vc_alloc_delay == 0
+            && self.can_send(&self.router.input_vcs.records[input_vc])
+        {
+            self.router.switch_allocator.requesting[local_input_vc / 64] |=
+                1 << (local_input_vc % 64);
+            return true;
+        }
+        false
     }
 
     /// Switch allocation among the input VCs of router `at` that request the switch, then

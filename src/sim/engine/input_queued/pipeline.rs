@@ -86,7 +86,7 @@ impl Engine<'_, InputQueuedRouter> {
         }
         match vc_requests {
             VcRequests::None => {}
-            VcRequests::One(pick) => any_switch_request |= self.vc_granted(&at, pick),
+            VcRequests::One(pick) => any_switch_request |= self.grant_vc(&at, pick),
             VcRequests::Many => any_switch_request |= self.allocate_vcs(&at),
         }
         if any_switch_request {
