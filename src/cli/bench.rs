@@ -49,7 +49,8 @@ pub struct BenchArgs {
     /// Timed repetitions per case, at least 1 (the median is reported).
     #[arg(long, default_value_t = 3)]
     pub repeat: usize,
-    /// Run only the cases whose name contains this text.
+    /// Run only the cases whose name contains this text (only the case of that exact name, if
+    /// there is one).
     #[arg(long)]
     pub only: Option<String>,
 }
@@ -207,14 +208,25 @@ pub(crate) fn run_case(name: &str, text: &str, repeat: usize) -> Result<CaseResu
     })
 }
 
+/// The cases `--only` selects: all without it; the case of exactly that name if there is one
+/// (a name is part of others', e.g. the 2-thread case's); else every case containing it.
+fn selected_cases(only: Option<&str>) -> Vec<&'static (&'static str, &'static str)> {
+    let exact = only.is_some_and(|o| CASES.iter().any(|(name, _)| *name == o));
+    CASES
+        .iter()
+        .filter(|(name, _)| match only {
+            None => true,
+            Some(o) if exact => *name == o,
+            Some(o) => name.contains(o),
+        })
+        .collect()
+}
+
 pub fn run(args: &BenchArgs) -> Result<()> {
     if args.repeat == 0 {
         bail!("--repeat: must be at least 1 (got 0)");
     }
-    let selected: Vec<&(&str, &str)> = CASES
-        .iter()
-        .filter(|(name, _)| args.only.as_deref().is_none_or(|o| name.contains(o)))
-        .collect();
+    let selected = selected_cases(args.only.as_deref());
     if selected.is_empty() {
         let names: Vec<&str> = CASES.iter().map(|(name, _)| *name).collect();
         bail!(
@@ -256,4 +268,31 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         writeln!(out)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::selected_cases;
+
+    fn names(only: Option<&str>) -> Vec<&'static str> {
+        selected_cases(only).iter().map(|(n, _)| *n).collect()
+    }
+
+    #[test]
+    fn an_exact_name_selects_that_case_alone_and_other_text_every_case_containing_it() {
+        assert_eq!(
+            names(Some("dragonfly1056-min-uniform-0.2")),
+            ["dragonfly1056-min-uniform-0.2"]
+        );
+        assert_eq!(
+            names(Some("dragonfly1056")),
+            [
+                "dragonfly1056-min-uniform-0.2",
+                "dragonfly1056-min-uniform-0.2-ioq",
+                "dragonfly1056-min-uniform-0.2-2threads"
+            ]
+        );
+        assert_eq!(names(None).len(), super::CASES.len());
+        assert!(names(Some("nosuchcase")).is_empty());
+    }
 }

@@ -551,10 +551,10 @@ impl RoutingFunction for CartesianRouting {
         self.wrap || self.is_adaptive()
     }
 
-    /// A mesh's DOR: one port by the coordinates, all VCs, no state and no random tie (that
-    /// is a torus's).
-    fn routes_by_destination(&self) -> bool {
-        self.algorithm == CartesianAlgorithm::Dor && !self.wrap
+    /// A mesh's DOR: one port by the coordinates, all VCs, no state (one class) and no random
+    /// tie (that is a torus's).
+    fn routes_by_destination(&self) -> Option<u8> {
+        (self.algorithm == CartesianAlgorithm::Dor && !self.wrap).then_some(0)
     }
 
     fn on_forward(

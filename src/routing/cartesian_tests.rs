@@ -617,9 +617,11 @@ fn escape_and_tie_are_checked_where_they_do_not_apply() {
 }
 
 /// `routes_by_destination` (the simulator then routes each (router, destination router) pair
-/// once) is claimed by a mesh's DOR only, and there it holds: at every router, for packets of
-/// every source and destination terminal, from any input and with any routing state or random
-/// stream, `route` gives the same one candidate and changes neither the state nor the stream.
+/// and each destination terminal once) is claimed by a mesh's DOR only, and there it holds:
+/// at every router, for packets of every source and destination terminal, from any input and
+/// with any routing state or random stream, `route` gives the same one candidate (the same at
+/// the destination router for each destination terminal) and changes neither the state nor
+/// the stream.
 #[test]
 fn routes_by_destination_is_claimed_only_where_it_holds() {
     use rand::{RngCore, SeedableRng};
@@ -630,13 +632,14 @@ fn routes_by_destination_is_claimed_only_where_it_holds() {
         let (_, wrap) = wrap_of(topo);
         for alg in CartesianAlgorithm::ALL {
             let rf = build(alg, topo, 4);
-            if !rf.routes_by_destination() {
+            let Some(mask) = rf.routes_by_destination() else {
                 continue;
-            }
-            claims.push((alg.name(), wrap));
+            };
+            claims.push((alg.name(), wrap, mask));
             let view = FakeView::new(4, 8);
-            let mut seen: Vec<Option<Candidate>> =
-                vec![None; topo.num_routers() * topo.num_routers()];
+            // By (router, destination router), then by destination terminal at its router.
+            let pairs = topo.num_routers() * topo.num_routers();
+            let mut seen: Vec<Option<Candidate>> = vec![None; pairs + topo.num_terminals()];
             for src in 0..topo.num_terminals() {
                 for dst in 0..topo.num_terminals() {
                     let pkt = crate::routing::paths::packet(topo, src, dst);
@@ -647,8 +650,7 @@ fn routes_by_destination_is_claimed_only_where_it_holds() {
                         flags: 0xa5,
                         aux: 0x5a5a,
                     };
-                    for router in (0..topo.num_routers()).filter(|&r| r != pkt.dst_router as usize)
-                    {
+                    for router in 0..topo.num_routers() {
                         for (k, before) in
                             [RouteState::default(), odd_state].into_iter().enumerate()
                         {
@@ -666,8 +668,12 @@ fn routes_by_destination_is_claimed_only_where_it_holds() {
                             assert_eq!(out.len(), 1, "{}: {src}->{dst} at {router}", alg.name());
                             assert_eq!(state, before, "{}: the state changed", alg.name());
                             assert_eq!(rng.next_u64(), untouched.next_u64(), "a number was drawn");
-                            let entry =
-                                &mut seen[router * topo.num_routers() + pkt.dst_router as usize];
+                            let key = if router == pkt.dst_router as usize {
+                                pairs + dst
+                            } else {
+                                router * topo.num_routers() + pkt.dst_router as usize
+                            };
+                            let entry = &mut seen[key];
                             assert_eq!(
                                 *entry.get_or_insert(out[0]),
                                 out[0],
@@ -679,5 +685,6 @@ fn routes_by_destination_is_claimed_only_where_it_holds() {
             }
         }
     }
-    assert_eq!(claims, [("dor", false), ("dor", false)]);
+    // Mask 0: one class, so every state below must give the same candidate.
+    assert_eq!(claims, [("dor", false, 0), ("dor", false, 0)]);
 }

@@ -40,6 +40,8 @@ pub(crate) const REEVALUATED: u8 = 4;
 /// The intermediate was drawn (by `init_packet`, or by `route` if that was not called).
 pub(crate) const DRAWN: u8 = 8;
 const GH_SHIFT: u8 = 4;
+/// The flags' bits that count global hops (from `GH_SHIFT` up).
+const GLOBAL_HOPS: u8 = !((1 << GH_SHIFT) - 1);
 
 /// `min`: the VC class of the global hop (`routing.global_vc`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -752,6 +754,19 @@ impl RoutingFunction for DragonflyRouting {
 
     fn init_packet(&self, pkt: &PacketInfo, state: &mut RouteState, rng: &mut RouteRng) {
         self.draw(pkt, state, rng);
+    }
+
+    /// MIN when every two groups share one global link: the port follows from the router
+    /// and the destination router, the VC class from whether a global hop was taken (the
+    /// flags' global-hop count), and the state was drawn by `init_packet`. Where two groups
+    /// share several links, the exit depends on the terminals (`salt`), so it does not.
+    fn routes_by_destination(&self) -> Option<u8> {
+        let one_link_each = self
+            .sole_link
+            .iter()
+            .enumerate()
+            .all(|(pair, link)| pair / self.g == pair % self.g || *link != SoleLink::NONE);
+        (self.algorithm == DragonflyAlgorithm::Min && one_link_each).then_some(GLOBAL_HOPS)
     }
 
     fn route(

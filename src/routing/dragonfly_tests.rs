@@ -630,3 +630,89 @@ fn sole_link_table_agrees_with_the_general_search() {
     // The systems cover both paths (the balanced ones the table, the others the search).
     assert!(table_used && search_used);
 }
+
+/// `routes_by_destination` (the simulator then routes each (router, destination router,
+/// class) and each destination terminal once) is claimed by MIN only, and only where every
+/// two groups share one link. There it holds: at every router, for every pair of terminals,
+/// from two inputs and with the state `init_packet` leaves after 0, 1 or 2 global hops (with
+/// flag bits MIN does not read set too), `route` gives one candidate that depends on the
+/// router, the destination router and whether a global hop was taken (at the destination
+/// router, on the destination terminal alone), and changes neither the state nor the random
+/// stream.
+#[test]
+fn routes_by_destination_is_claimed_only_where_it_holds() {
+    use rand::RngCore;
+    let mut claims = Vec::new();
+    for (t, topo) in topologies().iter().enumerate() {
+        for alg in A::ALL {
+            for global_vc in [GlobalVc::Source, GlobalVc::Destination] {
+                let mut cfg = RoutingConfig::new(alg.name());
+                if alg == A::Min {
+                    cfg.set("global_vc", global_vc);
+                }
+                let rf = build_routing(&cfg, topo, alg.min_vcs()).unwrap();
+                let Some(mask) = rf.routes_by_destination() else {
+                    continue;
+                };
+                claims.push((t, alg.name(), global_vc, mask));
+                let view = FakeView::new(alg.min_vcs(), 8);
+                let routers = topo.num_routers();
+                // By (router, destination router, class), then by destination terminal.
+                let pairs = 2 * routers * routers;
+                let mut seen: Vec<Option<Candidate>> = vec![None; pairs + topo.num_terminals()];
+                for src in 0..topo.num_terminals() {
+                    for dst in 0..topo.num_terminals() {
+                        let pkt = packet(topo, src, dst);
+                        let mut rng = RouteRng::seed_from_u64((src * 7 + dst) as u64);
+                        let mut drawn = RouteState::default();
+                        rf.init_packet(&pkt, &mut drawn, &mut rng);
+                        for global_hops in 0..3u8 {
+                            let before = RouteState {
+                                hops: u16::from(global_hops) * 2,
+                                flags: (drawn.flags & !GLOBAL_HOPS)
+                                    | (global_hops << GH_SHIFT)
+                                    | if global_hops == 2 {
+                                        DECIDED | REEVALUATED
+                                    } else {
+                                        0
+                                    },
+                                ..drawn
+                            };
+                            let class = usize::from(before.flags & mask != 0);
+                            assert_eq!(class, usize::from(global_hops > 0));
+                            for router in 0..routers {
+                                for k in 0..2 {
+                                    let ctx = RouteContext {
+                                        router,
+                                        in_port: k,
+                                        in_vc: k,
+                                        congestion: &view,
+                                    };
+                                    let mut untouched = rng.clone();
+                                    let (mut state, mut out) = (before, Vec::new());
+                                    rf.route(&ctx, &pkt, &mut state, &mut rng, &mut out);
+                                    assert_eq!(out.len(), 1, "{src}->{dst} at {router}");
+                                    assert_eq!(state, before, "the state changed");
+                                    assert_eq!(rng.next_u64(), untouched.next_u64(), "a draw");
+                                    let key = if router == pkt.dst_router as usize {
+                                        pairs + dst
+                                    } else {
+                                        2 * (router * routers + pkt.dst_router as usize) + class
+                                    };
+                                    assert_eq!(
+                                        *seen[key].get_or_insert(out[0]),
+                                        out[0],
+                                        "{src}->{dst} at {router}, class {class}"
+                                    );
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // The two balanced systems (one link between every two groups), both global-hop classes.
+    let min = |t| [GlobalVc::Source, GlobalVc::Destination].map(|g| (t, "min", g, GLOBAL_HOPS));
+    assert_eq!(claims, [min(0), min(1)].concat());
+}

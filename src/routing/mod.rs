@@ -228,13 +228,17 @@ pub trait RoutingFunction: Send + Sync {
         true
     }
 
-    /// Whether `route`, at a router other than the packet's destination router, gives one
-    /// candidate that depends on nothing but the router and the destination router: it reads
-    /// and writes no routing state, draws no random number and reads neither the congestion
-    /// view nor the input it came from. The simulator may then route each (router,
-    /// destination router) pair once and reuse the candidate (a mesh's DOR).
-    fn routes_by_destination(&self) -> bool {
-        false
+    /// `Some(mask)` when `route`, at a router other than the packet's destination router and
+    /// once `init_packet` has run, gives one candidate that depends on nothing but the router,
+    /// the destination router and whether any `mask` bit of the state's `flags` is set (its
+    /// route class), and at the destination router one that depends on the destination
+    /// terminal alone: it writes no routing state, draws no random number and reads neither
+    /// the congestion view nor the input it came from. The simulator may then route each
+    /// (router, destination router, class) and each destination terminal once and reuse the
+    /// candidate: a mesh's DOR (mask 0, one class), a dragonfly's MIN (whether a global hop
+    /// was taken, its VC class).
+    fn routes_by_destination(&self) -> Option<u8> {
+        None
     }
 
     /// Algorithms that learn while the network runs return a fresh per-run session here

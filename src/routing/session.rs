@@ -102,8 +102,8 @@ pub trait RoutingSession: Send {
     }
 
     /// See [`RoutingFunction::routes_by_destination`]; a session that learns never does.
-    fn routes_by_destination(&self) -> bool {
-        false
+    fn routes_by_destination(&self) -> Option<u8> {
+        None
     }
 
     /// The head flit of a packet (control packets included) arrived at input `in_port` of
@@ -255,7 +255,7 @@ impl RoutingSession for Stateless<'_> {
         self.0.updates_on_forward()
     }
 
-    fn routes_by_destination(&self) -> bool {
+    fn routes_by_destination(&self) -> Option<u8> {
         self.0.routes_by_destination()
     }
 }

@@ -140,7 +140,9 @@ impl<'a, R: RouterModel> Engine<'a, R> {
             params.measure_cycles,
             params.batches,
         );
-        let by_destination = by_destination_table(session.as_ref(), topo.num_routers());
+        let (by_destination, by_destination_class, by_terminal_base) =
+            by_destination_table(session.as_ref(), topo.num_routers(), topo.num_terminals());
+        let by_destination_shift = u32::from(by_destination_class != 0);
         Engine {
             topology: topo,
             routing: Routing {
@@ -152,6 +154,9 @@ impl<'a, R: RouterModel> Engine<'a, R> {
                 candidates: Vec::new(),
                 num_vcs,
                 by_destination,
+                by_destination_class,
+                by_destination_shift,
+                by_terminal_base,
             },
             now: 0,
             num_vcs,
@@ -179,13 +184,24 @@ impl<'a, R: RouterModel> Engine<'a, R> {
     }
 }
 
-/// [`Routing::by_destination`]'s empty table, when the session routes by destination and the
-/// table is small enough.
-fn by_destination_table(session: &dyn RoutingSession, routers: usize) -> Vec<Candidate> {
-    match routers.checked_mul(routers) {
-        Some(entries) if session.routes_by_destination() && entries <= BY_DESTINATION_MAX => {
-            vec![UNROUTED; entries]
+/// [`Routing::by_destination`]'s empty table, its class mask and where its entries by
+/// terminal start, when the session routes by destination and the table is small enough.
+fn by_destination_table(
+    session: &dyn RoutingSession,
+    routers: usize,
+    terminals: usize,
+) -> (Vec<Candidate>, u8, usize) {
+    let Some(class_mask) = session.routes_by_destination() else {
+        return (Vec::new(), 0, 0);
+    };
+    let classes = if class_mask == 0 { 1 } else { 2 };
+    let by_pair = routers
+        .checked_mul(routers)
+        .and_then(|pairs| pairs.checked_mul(classes));
+    match by_pair.and_then(|n| n.checked_add(terminals)) {
+        Some(entries) if entries <= BY_DESTINATION_MAX => {
+            (vec![UNROUTED; entries], class_mask, entries - terminals)
         }
-        _ => Vec::new(),
+        _ => (Vec::new(), 0, 0),
     }
 }

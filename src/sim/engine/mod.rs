@@ -188,13 +188,21 @@ struct Routing<'a> {
     candidates: Vec<Candidate>,
     /// VCs per channel: what every candidate is checked against (`candidate_out_of_range`).
     num_vcs: usize,
-    /// For a routing that routes by destination alone
+    /// For a routing that routes by destination and route class alone
     /// ([`crate::routing::RoutingFunction::routes_by_destination`]): the candidate at each
-    /// router towards each destination router (`router * routers + destination`), filled on
-    /// first use ([`UNROUTED`] until then); empty otherwise, or when the table would be large
+    /// router towards each destination router (`router * routers + destination`, times 2
+    /// plus the class when there are two classes), then at the destination router towards
+    /// each terminal (from [`Routing::by_terminal_base`]), filled on first use ([`UNROUTED`]
+    /// until then); empty otherwise, or when the table would be large
     /// ([`BY_DESTINATION_MAX`]). Skipping the call saves a tenth of the mesh bench's
-    /// instructions and 4% of its time (docs/benchmarks.md).
+    /// instructions and 4% of its time, and 3% of the dragonfly's time (docs/benchmarks.md).
     by_destination: Vec<Candidate>,
+    /// Where [`Routing::by_destination`]'s entries by destination terminal start.
+    by_terminal_base: usize,
+    /// The flag bits that set the route class (0: one class).
+    by_destination_class: u8,
+    /// log2 of the number of route classes (0 or 1).
+    by_destination_shift: u32,
 }
 
 /// A [`Routing::by_destination`] entry not routed yet.
@@ -203,17 +211,19 @@ const UNROUTED: Candidate = Candidate {
     vcs: crate::routing::VcRange { start: 0, end: 0 },
 };
 
-/// The most entries [`Routing::by_destination`] may have (16 MB): a 2,048-router network.
+/// The most entries [`Routing::by_destination`] may have (16 MB): 2,048 routers with one route
+/// class, 1,448 with two.
 const BY_DESTINATION_MAX: usize = 1 << 22;
 
 impl Routing<'_> {
     /// Calls the routing function for the head of `packet` at local input VC
-    /// `local_input_vc` of router `at`, under the model's `congestion` view, and returns the
+    /// `local_input_vc` of router `at`, under the model's `congestion` view (built when the
+    /// function is called), and returns the
     /// candidates (in `self.candidates`, or the one remembered by destination); the packet's
     /// routing state is updated. Every router model routes through here.
     #[allow(clippy::too_many_arguments)] // the engine's parts the call needs, borrowed apart
     #[inline(always)]
-    fn route_head(
+    fn route_head<V: crate::routing::CongestionView>(
         &mut self,
         now: u64,
         ports: &Ports,
@@ -221,16 +231,21 @@ impl Routing<'_> {
         at: &RouterLayout,
         local_input_vc: usize,
         packet: u32,
-        congestion: &dyn crate::routing::CongestionView,
+        congestion: impl FnOnce() -> V,
     ) -> &[Candidate] {
         self.candidates.clear();
         let info = packets.info(packet);
-        let remembered = if self.by_destination.is_empty() || info.dst_router as usize == at.router
-        {
+        let remembered = if self.by_destination.is_empty() {
             None
+        } else if info.dst_router as usize == at.router {
+            Some(self.by_terminal_base + info.dst_terminal as usize)
         } else {
             let routers = self.rngs.len(); // one stream per router
-            Some(at.router * routers + info.dst_router as usize)
+            let pair = at.router * routers + info.dst_router as usize;
+            // Without a branch: with one class the shift and the class are 0.
+            let flags = packets.table[packet as usize].route.flags;
+            let class = usize::from(flags & self.by_destination_class != 0);
+            Some((pair << self.by_destination_shift) | class)
         };
         if let Some(entry) = remembered {
             if self.by_destination[entry] != UNROUTED {
@@ -239,7 +254,9 @@ impl Routing<'_> {
             }
         }
         let mut state = packets.table[packet as usize].route;
-        let ctx = ports.route_context(at, local_input_vc, congestion);
+        // Built only here: a remembered candidate needs no view.
+        let congestion = congestion();
+        let ctx = ports.route_context(at, local_input_vc, &congestion);
         self.session.route(
             now,
             &ctx,
@@ -287,7 +304,7 @@ impl Routing<'_> {
     /// function saw the hops taken before this router).
     #[allow(clippy::too_many_arguments)] // as `route_head`
     #[inline(always)]
-    fn forwarded(
+    fn forwarded<V: crate::routing::CongestionView>(
         &mut self,
         now: u64,
         ports: &Ports,
@@ -297,12 +314,13 @@ impl Routing<'_> {
         packet: u32,
         chosen: Candidate,
         vc: usize,
-        congestion: &dyn crate::routing::CongestionView,
+        congestion: impl FnOnce() -> V,
     ) {
         if self.on_forward {
             let info = packets.info(packet);
             let mut state = packets.table[packet as usize].route;
-            let ctx = ports.route_context(at, local_input_vc, congestion);
+            let congestion = congestion();
+            let ctx = ports.route_context(at, local_input_vc, &congestion);
             self.session
                 .on_forward(now, &ctx, &info, chosen, vc, &mut state);
             packets.table[packet as usize].route = state;

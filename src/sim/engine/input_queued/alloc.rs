@@ -158,7 +158,6 @@ impl Engine<'_, InputQueuedRouter> {
         // The requesting candidate is the first one that holds the granted VC.
         let vcs = &self.router.input_vcs;
         let chosen = vcs.candidate_table[input_vc * vcs.candidate_stride + pick.candidate as usize];
-        let congestion = self.router.view(&self.net);
         self.routing.forwarded(
             self.now,
             &self.ports,
@@ -168,7 +167,7 @@ impl Engine<'_, InputQueuedRouter> {
             packet as u32,
             chosen,
             vc,
-            &congestion,
+            || self.router.view(&self.net),
         );
         self.router.output_vcs.records[output_vc].pointer = if local_input_vc + 1 == span {
             0

@@ -110,7 +110,6 @@ impl Engine<'_, InputQueuedRouter> {
             0,
             "a packet's first flit reached an idle VC mid-packet"
         );
-        let congestion = self.router.view(&self.net);
         let candidates = self.routing.route_head(
             self.now,
             &self.ports,
@@ -118,7 +117,7 @@ impl Engine<'_, InputQueuedRouter> {
             at,
             local_input_vc,
             flit.packet,
-            &congestion,
+            || self.router.view(&self.net),
         );
         self.router.input_vcs.store_candidates(input_vc, candidates);
         let extra = if self.routing.hooks.route_delay {

@@ -68,7 +68,6 @@ impl Engine<'_, IoQueuedRouter> {
             0,
             "a packet's first flit reached an idle VC mid-packet"
         );
-        let congestion = self.router.view(&self.net);
         let candidates = self.routing.route_head(
             self.now,
             &self.ports,
@@ -76,7 +75,7 @@ impl Engine<'_, IoQueuedRouter> {
             at,
             local_input_vc,
             flit.packet,
-            &congestion,
+            || self.router.view(&self.net),
         );
         self.router.store_candidates(input_vc, candidates);
         let extra = if self.routing.hooks.route_delay {
@@ -246,7 +245,6 @@ impl Engine<'_, IoQueuedRouter> {
                 self.ports.links[in_port].credit_delay,
             );
         }
-        let congestion = self.router.view(&self.net);
         self.routing.forwarded(
             self.now,
             &self.ports,
@@ -256,7 +254,7 @@ impl Engine<'_, IoQueuedRouter> {
             packet as u32,
             chosen,
             vc,
-            &congestion,
+            || self.router.view(&self.net),
         );
         self.cross_flit(at, input_vc, tick);
     }
