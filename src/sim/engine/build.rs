@@ -167,9 +167,10 @@ impl<'a, R: RouterModel> Engine<'a, R> {
             terminals,
             active_routers: ActiveRouters {
                 list: Vec::new(),
-                is_active: vec![false; topo.num_routers()].into(),
+                bits: vec![0; topo.num_routers().div_ceil(64)].into(),
             },
             large_state,
+            descending_visits: false,
             router,
             counters: Counters::default(),
             stats,
