@@ -80,11 +80,10 @@ const DEADLOCK_PROBE: u64 = 1024;
 /// How far `x` lies after a round-robin pointer `pointer` among `size` positions (0 = at it).
 #[inline(always)]
 fn round_robin_distance(x: u32, pointer: u32, size: u32) -> u32 {
-    if x >= pointer {
-        x - pointer
-    } else {
-        x + size - pointer
-    }
+    // A select, not a branch: which side of the pointer `x` lies is data the branch
+    // predictor cannot learn.
+    let wrapped = 0u32.wrapping_sub(u32::from(x < pointer));
+    x.wrapping_sub(pointer).wrapping_add(size & wrapped)
 }
 
 /// How many flit arrivals ahead `step` prefetches.
