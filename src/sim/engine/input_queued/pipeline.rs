@@ -15,8 +15,13 @@ impl Engine<'_, InputQueuedRouter> {
         debug_assert!(record.len < vcs.depth, "credit protocol violated");
         if record.len == 0 {
             vcs.records[input_vc].front = flit;
-            // Its route is computed later this cycle.
-            prefetch(&self.packets.table, flit.packet as usize);
+            if record.state == VcState::Idle && self.routing.prefetch_routes {
+                // A head: its route is computed later this cycle.
+                self.routing
+                    .prefetch_route(&self.packets, dest.router as usize, flit.packet);
+            } else {
+                prefetch(&self.packets.table, flit.packet as usize);
+            }
         } else {
             let mut pos = record.ring_head + record.len - 1;
             if pos >= vcs.depth {
