@@ -142,7 +142,6 @@ impl<'a, R: RouterModel> Engine<'a, R> {
         );
         let (by_destination, by_destination_class, by_terminal_base) =
             by_destination_table(session.as_ref(), topo.num_routers(), topo.num_terminals());
-        let by_destination_shift = u32::from(by_destination_class != 0);
         let prefetch_routes =
             !by_destination.is_empty() && ports.links.len() * num_vcs > super::ROUTE_PREFETCH_VCS;
         Engine {
@@ -157,7 +156,6 @@ impl<'a, R: RouterModel> Engine<'a, R> {
                 num_vcs,
                 by_destination,
                 by_destination_class,
-                by_destination_shift,
                 by_terminal_base,
                 prefetch_routes,
             },

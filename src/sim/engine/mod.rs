@@ -203,8 +203,6 @@ struct Routing<'a> {
     prefetch_routes: bool,
     /// The flag bits that set the route class (0: one class).
     by_destination_class: u8,
-    /// log2 of the number of route classes (0 or 1).
-    by_destination_shift: u32,
 }
 
 /// Input VCs above which arriving heads prefetch their remembered candidates
@@ -309,10 +307,10 @@ impl Routing<'_> {
         } else {
             let routers = self.rngs.len(); // one stream per router
             let pair = router * routers + info.dst_router as usize;
-            // Without a branch: with one class the shift and the class are 0.
-            let flags = packets.table[packet as usize].route.flags;
-            let class = usize::from(flags & self.by_destination_class != 0);
-            (pair << self.by_destination_shift) | class
+            // Without a branch: with one class (mask 0) the shift and the class are 0.
+            let mask = self.by_destination_class;
+            let class = usize::from(packets.table[packet as usize].route.flags & mask != 0);
+            (pair << u32::from(mask != 0)) | class
         })
     }
 
@@ -321,9 +319,8 @@ impl Routing<'_> {
     /// packet record, which `step` started loading a cycle earlier.
     #[inline(always)]
     fn prefetch_route(&self, packets: &Packets, router: usize, packet: u32) {
-        match self.remembered_entry(packets, router, packet) {
-            Some(entry) => prefetch(&self.by_destination, entry),
-            None => prefetch(&packets.table, packet as usize),
+        if let Some(entry) = self.remembered_entry(packets, router, packet) {
+            prefetch(&self.by_destination, entry);
         }
     }
 
@@ -751,9 +748,7 @@ impl<'a, R: RouterModel> Engine<'a, R> {
                         R::prefetch_router(self, next as usize, ahead);
                     }
                 }
-                let r = active[i] as usize;
-                R::run_router(self, r);
-                self.active_routers.keep_if(r, self.router.holds_flits(r));
+                self.run_active_router(active[i] as usize);
             }
             self.active_routers.list = active;
         } else if self.descending_visits {
@@ -764,8 +759,7 @@ impl<'a, R: RouterModel> Engine<'a, R> {
                 while bits != 0 {
                     let r = w * 64 + bits.trailing_zeros() as usize;
                     bits &= bits - 1;
-                    R::run_router(self, r);
-                    self.active_routers.keep_if(r, self.router.holds_flits(r));
+                    self.run_active_router(r);
                 }
             }
         }
@@ -789,11 +783,16 @@ impl<'a, R: RouterModel> Engine<'a, R> {
             while bits != 0 {
                 let bit = 63 - bits.leading_zeros() as usize;
                 bits &= !(1 << bit);
-                let r = w * 64 + bit;
-                R::run_router(self, r);
-                self.active_routers.keep_if(r, self.router.holds_flits(r));
+                self.run_active_router(w * 64 + bit);
             }
         }
+    }
+
+    /// Runs active router `r`, which stays active only while it holds flits.
+    #[inline(always)]
+    fn run_active_router(&mut self, r: usize) {
+        R::run_router(self, r);
+        self.active_routers.keep_if(r, self.router.holds_flits(r));
     }
 
     /// Starts loading what `arrive` will touch for `event`: its input VC, or its packet when
