@@ -17,8 +17,8 @@ use serde::{Deserialize, Serialize};
 
 use super::config::RoutingConfig;
 use super::{
-    Candidate, CongestionView, NO_ROUTER, PacketInfo, RouteContext, RouteRng, RouteState,
-    RoutingFunction, VcRange,
+    Candidate, CongestionView, ForwardCounter, NO_ROUTER, PacketInfo, RouteContext, RouteRng,
+    RouteState, RoutingFunction, VcRange,
 };
 use crate::error::{Error, Result};
 use crate::topology::{Endpoint, Shape, Topology};
@@ -836,5 +836,13 @@ impl RoutingFunction for DragonflyRouting {
             let gh = (state.flags >> GH_SHIFT).saturating_add(1).min(15);
             state.flags = (state.flags & ((1 << GH_SHIFT) - 1)) | (gh << GH_SHIFT);
         }
+    }
+
+    /// Every algorithm's `on_forward` counts the global hops, and does nothing else.
+    fn forward_counter(&self) -> Option<ForwardCounter> {
+        Some(ForwardCounter {
+            first_port: u16::try_from(self.first_global).ok()?,
+            shift: GH_SHIFT,
+        })
     }
 }

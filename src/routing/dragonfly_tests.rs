@@ -719,3 +719,57 @@ fn routes_by_destination_is_claimed_only_where_it_holds() {
     let min = |t| [GlobalVc::Source, GlobalVc::Destination].map(|g| (t, "min", g, GLOBAL_HOPS));
     assert_eq!(claims, [min(0), min(1)].concat());
 }
+
+/// Every algorithm claims that `on_forward` only counts global hops; the counter the
+/// simulator then keeps must do what `on_forward` does, for every port of every router and
+/// every flags value (saturation included), and leave the rest of the state alone.
+#[test]
+fn the_forward_counter_does_what_on_forward_does() {
+    for topo in topologies() {
+        for alg in A::ALL {
+            let rf = build(alg, &topo, alg.min_vcs());
+            let counter = rf
+                .forward_counter()
+                .unwrap_or_else(|| panic!("{} claims no forward counter", alg.name()));
+            let view = FakeView::new(alg.min_vcs(), 8);
+            let pkt = packet(&topo, 0, topo.num_terminals() - 1);
+            let mut counted_global = false;
+            for router in 0..topo.num_routers() {
+                let ctx = RouteContext {
+                    router,
+                    in_port: 0,
+                    in_vc: 0,
+                    congestion: &view,
+                };
+                for port in 0..topo.routers[router].ports.len() as u16 {
+                    for flags in 0..=u8::MAX {
+                        let before = RouteState {
+                            hops: 3,
+                            intermediate: 7,
+                            phase: 1,
+                            flags,
+                            aux: 11,
+                        };
+                        let mut state = before;
+                        let chosen = Candidate {
+                            port,
+                            vcs: VcRange::new(0, 1),
+                        };
+                        rf.on_forward(&ctx, &pkt, chosen, 0, &mut state);
+                        counted_global |= state.flags != flags;
+                        assert_eq!(
+                            state,
+                            RouteState {
+                                flags: counter.count(flags, port),
+                                ..before
+                            },
+                            "{} at router {router}, port {port}, flags {flags:#04x}",
+                            alg.name()
+                        );
+                    }
+                }
+            }
+            assert!(counted_global, "{}: no grant counted", alg.name());
+        }
+    }
+}

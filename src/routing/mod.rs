@@ -93,6 +93,29 @@ pub struct Candidate {
     pub vcs: VcRange,
 }
 
+/// What `on_forward` does when all it does is count the grants through some ports in the
+/// packet's `flags` ([`RoutingFunction::forward_counter`]; a dragonfly's global hops).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ForwardCounter {
+    /// A grant through this port or a higher-numbered one counts.
+    pub first_port: u16,
+    /// The count is `flags >> shift`, saturating at `u8::MAX >> shift`; the bits below
+    /// `shift` are left as they are. At most 7.
+    pub shift: u8,
+}
+
+impl ForwardCounter {
+    /// `flags` after a grant through `port`, without a branch.
+    #[inline(always)]
+    pub fn count(self, flags: u8, port: u16) -> u8 {
+        let below = flags & ((1u8 << self.shift) - 1);
+        let count = (flags >> self.shift)
+            .saturating_add(u8::from(port >= self.first_port))
+            .min(u8::MAX >> self.shift);
+        below | (count << self.shift)
+    }
+}
+
 /// What a routing function knows about a packet (read-only).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PacketInfo {
@@ -226,6 +249,13 @@ pub trait RoutingFunction: Send + Sync {
     /// every VC grant (a mesh's DOR records nothing).
     fn updates_on_forward(&self) -> bool {
         true
+    }
+
+    /// `Some(counter)` when `on_forward` does nothing but [`ForwardCounter::count`] the grant
+    /// in `state.flags`: the simulator then counts it itself instead of calling `on_forward`
+    /// on every VC grant (the dragonflies' algorithms, which count global hops).
+    fn forward_counter(&self) -> Option<ForwardCounter> {
+        None
     }
 
     /// `Some(mask)` when `route`, at a router other than the packet's destination router and

@@ -13,7 +13,10 @@
 
 use std::any::Any;
 
-use super::{Candidate, PacketInfo, RouteContext, RouteRng, RouteState, RoutingFunction, VcRange};
+use super::{
+    Candidate, ForwardCounter, PacketInfo, RouteContext, RouteRng, RouteState, RoutingFunction,
+    VcRange,
+};
 
 /// The traffic class of control packets: not counted in any latency or throughput statistic.
 pub const CONTROL_CLASS: u8 = u8::MAX;
@@ -99,6 +102,11 @@ pub trait RoutingSession: Send {
     /// Whether `on_forward` can change anything (see [`RoutingFunction::updates_on_forward`]).
     fn updates_on_forward(&self) -> bool {
         true
+    }
+
+    /// See [`RoutingFunction::forward_counter`]; a session that learns never does.
+    fn forward_counter(&self) -> Option<ForwardCounter> {
+        None
     }
 
     /// See [`RoutingFunction::routes_by_destination`]; a session that learns never does.
@@ -253,6 +261,10 @@ impl RoutingSession for Stateless<'_> {
 
     fn updates_on_forward(&self) -> bool {
         self.0.updates_on_forward()
+    }
+
+    fn forward_counter(&self) -> Option<ForwardCounter> {
+        self.0.forward_counter()
     }
 
     fn routes_by_destination(&self) -> Option<u8> {

@@ -148,7 +148,9 @@ impl<'a, R: RouterModel> Engine<'a, R> {
             topology: topo,
             routing: Routing {
                 hooks: session.hooks(),
-                on_forward: session.updates_on_forward(),
+                // A counter the engine keeps itself needs no call.
+                on_forward: session.updates_on_forward() && session.forward_counter().is_none(),
+                forward_counter: session.forward_counter(),
                 session,
                 pending_control: Vec::new(),
                 rngs: router_streams(seed, topo.num_routers()).into(),

@@ -69,10 +69,21 @@ impl ChannelDestination {
 /// than any delay, the slots are reused cyclically) the flits and the credits that arrive
 /// then. A credit is its counter's number (see `Network::chan_credit_base`): below
 /// `router_counters` a router's (the router model's), then the NICs'.
+///
+/// Each cycle has two lists of each: flits towards routers ([`Channels::to_routers`]) and
+/// towards terminals ([`Channels::to_terminals`]), credits for routers' counters and for
+/// the NICs'. Which list an item joins is computed, not branched on, when it is sent, and
+/// the cycle then runs each list in its own loop: whether the next arrival is an ejection,
+/// or the next credit a NIC's, is data the branch predictor cannot learn (two mispredicted
+/// branches per hop on the mesh bench otherwise). Within a list the order is the order of
+/// sending; results do not depend on the order between lists (nor, within one, on more
+/// than the parallel engine keeps: docs/simulator.md).
 pub(super) struct Channels {
     pub(super) wheel_mask: u64,
     pub(super) router_counters: usize,
+    /// Per cycle slot `s`, at `2 * s + k`: `k = 0` towards routers, `k = 1` towards terminals.
     pub(super) flits: super::tables::HotTable<Vec<FlitEvent>>,
+    /// Per cycle slot `s`, at `2 * s + k`: `k = 0` routers' counters, `k = 1` the NICs'.
     pub(super) credits: super::tables::HotTable<Vec<u32>>,
     /// Per channel. Bounds-checked, unlike the hot tables (`tables::HotTable`): a flit sent
     /// out of an unconnected port (channel `NONE`) stops the run here.
@@ -116,8 +127,8 @@ impl Channels {
         Channels {
             wheel_mask: wheel_len - 1,
             router_counters: net.num_ports() * net.num_vcs,
-            flits: vec![Vec::new(); wheel_len as usize].into(),
-            credits: vec![Vec::new(); wheel_len as usize].into(),
+            flits: vec![Vec::new(); 2 * wheel_len as usize].into(),
+            credits: vec![Vec::new(); 2 * wheel_len as usize].into(),
             destinations,
             cut: None,
         }
@@ -129,6 +140,18 @@ impl Channels {
         (cycle & self.wheel_mask) as usize
     }
 
+    /// Where the flits arriving at routers in wheel slot `slot` are listed.
+    #[inline(always)]
+    pub(super) fn to_routers(slot: usize) -> usize {
+        2 * slot
+    }
+
+    /// Where the flits arriving at terminals in wheel slot `slot` are listed.
+    #[inline(always)]
+    pub(super) fn to_terminals(slot: usize) -> usize {
+        2 * slot + 1
+    }
+
     /// The partition side of a partition's engine (flags that cross a cut exist only there).
     fn cut_mut(&mut self) -> &mut super::partition::CutChannels {
         self.cut
@@ -137,9 +160,17 @@ impl Channels {
     }
 
     /// Puts a flit on its channel, arriving at cycle `arrival`; `crosses_cut` says whether
-    /// the channel's sink belongs to another partition (`PortLinks::out_crosses_cut`).
+    /// the channel's sink belongs to another partition (`PortLinks::out_crosses_cut`),
+    /// `to_terminal` whether it is a terminal (`PortLinks::ejection`; a terminal belongs to
+    /// its router's partition, so never both).
     #[inline(always)]
-    pub(super) fn send_flit(&mut self, arrival: u64, event: FlitEvent, crosses_cut: bool) {
+    pub(super) fn send_flit(
+        &mut self,
+        arrival: u64,
+        event: FlitEvent,
+        crosses_cut: bool,
+        to_terminal: bool,
+    ) {
         if crosses_cut {
             let cut = self.cut_mut();
             let to = cut.flit_part[event.channel as usize];
@@ -152,8 +183,13 @@ impl Channels {
                 .is_none_or(|cut| cut.flit_part[event.channel as usize] == cut.own),
             "a flit crossing the cut was not marked"
         );
-        let slot = self.slot(arrival);
-        self.flits[slot].push(event);
+        debug_assert_eq!(
+            to_terminal,
+            self.destinations[event.channel as usize].router == NONE,
+            "a flit's list is where its channel delivers"
+        );
+        let list = 2 * self.slot(arrival) + usize::from(to_terminal);
+        self.flits[list].push(event);
     }
 
     /// Sends a credit for counter `counter`, arriving at cycle `arrival`; `crosses_cut` says
@@ -172,8 +208,15 @@ impl Channels {
                 .is_none_or(|cut| cut.credit_part[counter as usize] == cut.own),
             "a credit crossing the cut was not marked"
         );
-        let slot = self.slot(arrival);
-        self.credits[slot].push(counter);
+        self.push_credit(arrival, counter);
+    }
+
+    /// Lists a credit for counter `counter` (of this engine) arriving at cycle `arrival`.
+    #[inline(always)]
+    pub(super) fn push_credit(&mut self, arrival: u64, counter: u32) {
+        let to_nic = counter as usize >= self.router_counters;
+        let list = 2 * self.slot(arrival) + usize::from(to_nic);
+        self.credits[list].push(counter);
     }
 
     /// Flits on channels (for flit conservation).

@@ -67,8 +67,8 @@ use super::config::{SimParams, Switching};
 use super::network::{NONE, Network, Sink};
 use super::stats::{Collector, PacketRecord};
 use crate::routing::{
-    CONTROL_CLASS, Candidate, ControlPacket, PacketInfo, RouteContext, RouteRng, RouteState,
-    RoutingFunction, RoutingSession, SessionHooks,
+    CONTROL_CLASS, Candidate, ControlPacket, ForwardCounter, PacketInfo, RouteContext, RouteRng,
+    RouteState, RoutingFunction, RoutingSession, SessionHooks,
 };
 use crate::topology::Topology;
 use crate::traffic::{NewPacket, Traffic};
@@ -174,8 +174,14 @@ struct Routing<'a> {
     /// The session (the routing function itself when it does not learn).
     session: Box<dyn RoutingSession + 'a>,
     hooks: SessionHooks,
-    /// Whether the session's `on_forward` can change anything (else it is not called).
+    /// Whether the session's `on_forward` is called: it can change something, and the
+    /// engine does not do it itself (`forward_counter`).
     on_forward: bool,
+    /// What the session's `on_forward` counts, when that is all it does
+    /// ([`crate::routing::RoutingFunction::forward_counter`]): the engine counts it instead
+    /// of calling (two dynamic calls and a branch the predictor cannot learn on every hop of
+    /// a dragonfly).
+    forward_counter: Option<ForwardCounter>,
     /// Control packets the session asked for, waiting to be created.
     pending_control: Vec<ControlPacket>,
     /// One random stream per router (the stream of the router that draws: a packet's source
@@ -240,8 +246,6 @@ impl Routing<'_> {
         packet: u32,
         congestion: impl FnOnce() -> V,
     ) -> &[Candidate] {
-        self.candidates.clear();
-        let info = packets.info(packet);
         let remembered = self.remembered_entry(packets, at.router, packet);
         if let Some(entry) = remembered {
             if self.by_destination[entry] != UNROUTED {
@@ -249,6 +253,35 @@ impl Routing<'_> {
                 return std::slice::from_ref(&self.by_destination[entry]);
             }
         }
+        self.call_routing(
+            now,
+            ports,
+            packets,
+            at,
+            local_input_vc,
+            packet,
+            remembered,
+            congestion,
+        )
+    }
+
+    /// `route_head` when the routing function is called. Out of line: inlined into the
+    /// router pass, its registers and stack slots slowed the remembered-route path too.
+    #[allow(clippy::too_many_arguments)] // as `route_head`
+    #[inline(never)]
+    fn call_routing<V: crate::routing::CongestionView>(
+        &mut self,
+        now: u64,
+        ports: &Ports,
+        packets: &mut Packets,
+        at: &RouterLayout,
+        local_input_vc: usize,
+        packet: u32,
+        remembered: Option<usize>,
+        congestion: impl FnOnce() -> V,
+    ) -> &[Candidate] {
+        self.candidates.clear();
+        let info = packets.info(packet);
         let mut state = packets.table[packet as usize].route;
         // Built only here: a remembered candidate needs no view.
         let congestion = congestion();
@@ -302,16 +335,17 @@ impl Routing<'_> {
             return None;
         }
         let info = packets.info(packet);
-        Some(if info.dst_router as usize == router {
-            self.by_terminal_base + info.dst_terminal as usize
-        } else {
-            let routers = self.rngs.len(); // one stream per router
-            let pair = router * routers + info.dst_router as usize;
-            // Without a branch: with one class (mask 0) the shift and the class are 0.
-            let mask = self.by_destination_class;
-            let class = usize::from(packets.table[packet as usize].route.flags & mask != 0);
-            (pair << u32::from(mask != 0)) | class
-        })
+        let routers = self.rngs.len(); // one stream per router
+        let pair = router * routers + info.dst_router as usize;
+        // Without a branch: with one class (mask 0) the shift and the class are 0.
+        let mask = self.by_destination_class;
+        let class = usize::from(packets.table[packet as usize].route.flags & mask != 0);
+        let towards_router = (pair << u32::from(mask != 0)) | class;
+        let at_terminal = self.by_terminal_base + info.dst_terminal as usize;
+        // A select, not a branch: whether the head has reached its destination router is
+        // data the predictor cannot learn (a third of the dragonfly's hops).
+        let at_destination = 0usize.wrapping_sub(usize::from(info.dst_router as usize == router));
+        Some((at_terminal & at_destination) | (towards_router & !at_destination))
     }
 
     /// A head of `packet` reached an idle input VC of `router` (with
@@ -343,6 +377,8 @@ impl Routing<'_> {
         congestion: impl FnOnce() -> V,
     ) {
         if self.on_forward {
+            // Inline: the call is on every hop of the dragonflies' MIN (out of line, the
+            // dragonfly bench ran 3% slower).
             let info = packets.info(packet);
             let mut state = packets.table[packet as usize].route;
             let congestion = congestion();
@@ -350,10 +386,14 @@ impl Routing<'_> {
             self.session
                 .on_forward(now, &ctx, &info, chosen, vc, &mut state);
             packets.table[packet as usize].route = state;
+        } else if let Some(counter) = self.forward_counter {
+            let route = &mut packets.table[packet as usize].route;
+            route.flags = counter.count(route.flags, chosen.port);
         }
-        if !ports.links[at.first_port + chosen.port as usize].ejection {
-            packets.table[packet as usize].route.hops += 1;
-        }
+        // Towards a router, one more hop: without a branch (whether the next hop ejects is
+        // data the predictor cannot learn).
+        let ejection = ports.links[at.first_port + chosen.port as usize].ejection;
+        packets.table[packet as usize].route.hops += u16::from(!ejection);
     }
 }
 
@@ -699,19 +739,22 @@ impl<'a, R: RouterModel> Engine<'a, R> {
         }
         let slot = self.channels.slot(now);
         // Credits first, so that a slot freed this cycle can be used this cycle.
-        let mut credit_events = std::mem::take(&mut self.channels.credits[slot]);
-        let router_counters = self.channels.router_counters;
+        let to_routers = Channels::to_routers(slot);
+        let mut credit_events = std::mem::take(&mut self.channels.credits[to_routers]);
         for &c in &credit_events {
-            let c = c as usize;
-            if c < router_counters {
-                self.router.credit_arrived(c);
-            } else {
-                self.terminals.credits[c - router_counters] += 1;
-            }
+            self.router.credit_arrived(c as usize);
         }
         credit_events.clear();
-        self.channels.credits[slot] = credit_events;
-        let mut flit_events = std::mem::take(&mut self.channels.flits[slot]);
+        self.channels.credits[to_routers] = credit_events;
+        let to_nics = Channels::to_terminals(slot);
+        let mut credit_events = std::mem::take(&mut self.channels.credits[to_nics]);
+        let router_counters = self.channels.router_counters;
+        for &c in &credit_events {
+            self.terminals.credits[c as usize - router_counters] += 1;
+        }
+        credit_events.clear();
+        self.channels.credits[to_nics] = credit_events;
+        let mut flit_events = std::mem::take(&mut self.channels.flits[to_routers]);
         // Indexed loop: each arrival prefetches for the one `PREFETCH_AHEAD` events later.
         let large_state = self.large_state;
         for i in 0..flit_events.len() {
@@ -722,12 +765,15 @@ impl<'a, R: RouterModel> Engine<'a, R> {
                 }
             }
             if let Some(ahead) = flit_events.get(i + PREFETCH_AHEAD) {
-                self.prefetch_arrival(ahead);
+                let dest = self.channels.destinations[ahead.channel as usize];
+                self.router
+                    .prefetch_input((dest.first_vc + ahead.vc) as usize);
             }
             self.arrive(flit_events[i]);
         }
         flit_events.clear();
-        self.channels.flits[slot] = flit_events;
+        self.channels.flits[to_routers] = flit_events;
+        self.eject_arrivals(to_nics);
         R::arrivals_done(self);
         self.generate_traffic();
         self.inject();
@@ -766,10 +812,13 @@ impl<'a, R: RouterModel> Engine<'a, R> {
         if self.routing.prefetch_routes {
             // The next cycle's arrivals are all known now (every later send arrives later):
             // their packet records, which the arrivals read to prefetch their remembered
-            // routes (`prefetch_route`), start loading a whole cycle ahead.
+            // routes (`prefetch_route`) and ejection reads, start loading a whole cycle
+            // ahead.
             let next = self.channels.slot(now + 1);
-            for event in &self.channels.flits[next] {
-                prefetch(&self.packets.table, event.flit.packet as usize);
+            for list in [Channels::to_routers(next), Channels::to_terminals(next)] {
+                for event in &self.channels.flits[list] {
+                    prefetch(&self.packets.table, event.flit.packet as usize);
+                }
             }
         }
         self.now += 1;
@@ -795,24 +844,27 @@ impl<'a, R: RouterModel> Engine<'a, R> {
         self.active_routers.keep_if(r, self.router.holds_flits(r));
     }
 
-    /// Starts loading what `arrive` will touch for `event`: its input VC, or its packet when
-    /// it reaches a terminal.
-    fn prefetch_arrival(&self, event: &FlitEvent) {
-        let dest = self.channels.destinations[event.channel as usize];
-        if dest.router == NONE {
-            prefetch(&self.packets.table, event.flit.packet as usize);
-        } else {
-            self.router
-                .prefetch_input((dest.first_vc + event.vc) as usize);
+    /// The flits of wheel list `list` reach their terminals. Out of line: inlined, it made
+    /// the compiler keep traffic generation out of `step` instead (3% slower on the
+    /// dragonfly bench).
+    #[inline(never)]
+    fn eject_arrivals(&mut self, list: usize) {
+        let mut flit_events = std::mem::take(&mut self.channels.flits[list]);
+        for i in 0..flit_events.len() {
+            if let Some(ahead) = flit_events.get(i + PREFETCH_AHEAD) {
+                prefetch(&self.packets.table, ahead.flit.packet as usize);
+            }
+            let event = flit_events[i];
+            let terminal = self.channels.destinations[event.channel as usize].terminal();
+            self.eject(terminal, event.flit);
         }
+        flit_events.clear();
+        self.channels.flits[list] = flit_events;
     }
 
+    /// A flit reaches a router.
     fn arrive(&mut self, event: FlitEvent) {
         let dest = self.channels.destinations[event.channel as usize];
-        if dest.router == NONE {
-            self.eject(dest.terminal(), event.flit);
-            return;
-        }
         if self.routing.hooks.head_arrival && event.flit.index() == 0 {
             let in_port = (dest.first_local_vc as usize) / self.num_vcs;
             self.head_arrived(dest.router as usize, in_port, event.flit.packet);

@@ -400,12 +400,12 @@ impl<R: RouterModel> Engine<'_, R> {
             }
             event.flit.packet = ours;
             self.progress.flits_in_network += 1;
-            let slot = self.channels.slot(arrival);
-            self.channels.flits[slot].push(event);
+            // A cut channel joins two routers: terminals belong to their router's partition.
+            let list = Channels::to_routers(self.channels.slot(arrival));
+            self.channels.flits[list].push(event);
         }
         for (arrival, counter) in mail.credits {
-            let slot = self.channels.slot(arrival);
-            self.channels.credits[slot].push(counter);
+            self.channels.push_credit(arrival, counter);
         }
         if !mail.updates.is_empty() {
             self.routing.session.put_remote_updates(mail.updates);

@@ -503,7 +503,8 @@ impl<R: RouterModel> Engine<'_, R> {
                 vc: nic.vc,
                 flit: Flit::new(nic.packet, nic.next_flit, tail),
             },
-            // A terminal belongs to its router's partition.
+            // A terminal belongs to its router's partition, and sends to a router.
+            false,
             false,
         );
         self.progress.flits_in_network += 1;

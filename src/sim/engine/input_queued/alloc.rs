@@ -13,21 +13,11 @@ pub(super) struct VcRequest {
 
 /// An input VC's VC-allocation request: the output VC it asks for and the candidate it asks
 /// through (local numbers).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub(super) struct VcPick {
     pub(super) local_input_vc: u32,
     pub(super) local_output_vc: u32,
     pub(super) candidate: u32,
-}
-
-/// The VC-allocation requests of one router visit so far. The first is held back: a lone
-/// request (most visits at low load) is granted without the allocator's scratch, as the
-/// output stage would grant it.
-#[derive(Clone, Copy, Debug)]
-pub(super) enum VcRequests {
-    None,
-    One(VcPick),
-    Many,
 }
 
 /// VC allocation's state.
@@ -39,6 +29,13 @@ pub(super) struct VcAllocator {
     /// for each.
     requested: tables::HotTable<u64>,
     best: tables::HotTable<VcRequest>,
+    /// The VC-allocation requests of the router visit under way, in input VC order. They
+    /// are listed first and entered into the output stage only when there are several: a
+    /// lone request (most visits at low load) is granted directly, as the output stage
+    /// would grant it. Listing them costs no branch per request (how many requests came
+    /// before is data the predictor cannot learn); what to do with them is decided once
+    /// per visit.
+    pub(super) picks: tables::HotTable<VcPick>,
 }
 
 impl VcAllocator {
@@ -50,6 +47,7 @@ impl VcAllocator {
             },
             requested: vec![0; ports.words_per_router()].into(),
             best: vec![VcRequest::default(); ports.local_port.len()].into(),
+            picks: vec![VcPick::default(); ports.local_port.len()].into(),
         }
     }
 
@@ -200,8 +198,14 @@ impl Engine<'_, InputQueuedRouter> {
             self.separable_switch_single(at);
             return;
         }
-        // General allocators over the request list `(input port, input VC, output port)`,
-        // grouped by input port.
+        self.general_switch_allocation(at);
+    }
+
+    /// `allocate_switch` with the general allocators, over the request list `(input port,
+    /// input VC, output port)` grouped by input port. Out of line, so that the router pass
+    /// keeps its registers for the default allocator.
+    #[inline(never)]
+    fn general_switch_allocation(&mut self, at: &RouterLayout) {
         let (r, base) = (at.router, at.first_vc);
         let mut requests = std::mem::take(&mut self.router.switch_allocator.requests);
         requests.clear();

@@ -29,7 +29,7 @@ mod view;
 use super::tables::{self, AlignedZeroed};
 use super::*;
 
-use alloc::{SwitchAllocator, VcAllocator, VcPick, VcRequests};
+use alloc::{SwitchAllocator, VcAllocator, VcPick};
 use vcs::{InputVc, InputVcs, OutputVc, OutputVcs, VcState};
 use view::EngineView;
 

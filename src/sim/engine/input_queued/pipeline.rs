@@ -57,7 +57,7 @@ impl Engine<'_, InputQueuedRouter> {
         let words = self.router.input_vcs.words_per_router;
         let at = self.ports.routers[r];
         let base = at.first_vc;
-        let mut vc_requests = VcRequests::None;
+        let mut num_picks = 0;
         let mut any_switch_request = false;
         for w in 0..words {
             let mut bits = self.router.input_vcs.nonempty[r * words + w];
@@ -73,11 +73,11 @@ impl Engine<'_, InputQueuedRouter> {
                     VcState::Idle => {
                         self.compute_route(&at, local_input_vc);
                         if self.params.routing_delay == 0 {
-                            self.request_vc(&at, local_input_vc, &mut vc_requests);
+                            self.request_vc(&at, local_input_vc, &mut num_picks);
                         }
                     }
                     VcState::VcAllocation => {
-                        self.request_vc(&at, local_input_vc, &mut vc_requests);
+                        self.request_vc(&at, local_input_vc, &mut num_picks);
                     }
                     // The VC allocation below does not change what `can_send` reads.
                     VcState::Active if self.can_send(&record) => {
@@ -89,10 +89,19 @@ impl Engine<'_, InputQueuedRouter> {
             self.router.switch_allocator.requesting[w] = switch_bits;
             any_switch_request |= switch_bits != 0;
         }
-        match vc_requests {
-            VcRequests::None => {}
-            VcRequests::One(pick) => any_switch_request |= self.grant_vc(&at, pick),
-            VcRequests::Many => any_switch_request |= self.allocate_vcs(&at),
+        match num_picks {
+            0 => {}
+            1 => {
+                let pick = self.router.vc_allocator.picks[0];
+                any_switch_request |= self.grant_vc(&at, pick);
+            }
+            _ => {
+                for i in 0..num_picks {
+                    let pick = self.router.vc_allocator.picks[i];
+                    self.submit_vc_request(&at, pick);
+                }
+                any_switch_request |= self.allocate_vcs(&at);
+            }
         }
         if any_switch_request {
             self.allocate_switch(&at);
@@ -135,11 +144,10 @@ impl Engine<'_, InputQueuedRouter> {
         record.ready = self.now + u64::from(self.params.routing_delay + extra);
     }
 
-    /// Input stage of VC allocation: the first candidate with a free output VC requests it
-    /// (kept if nearer the output VC's round-robin pointer than earlier requests; the first
-    /// request of the visit is held in `requests` until a second one comes).
+    /// Input stage of VC allocation: the first candidate with a free output VC requests it,
+    /// listed in the visit's picks (`VcAllocator::picks`, `num_picks` of them so far).
     #[inline(always)]
-    fn request_vc(&mut self, at: &RouterLayout, local_input_vc: usize, requests: &mut VcRequests) {
+    fn request_vc(&mut self, at: &RouterLayout, local_input_vc: usize, num_picks: &mut usize) {
         let input_vc = at.first_vc + local_input_vc;
         let input_pointer = match self.params.vc_allocator {
             VcAllocatorKind::FirstFree => 0,
@@ -156,15 +164,8 @@ impl Engine<'_, InputQueuedRouter> {
             local_output_vc: local_output_vc as u32,
             candidate: candidate as u32,
         };
-        match *requests {
-            VcRequests::None => *requests = VcRequests::One(pick),
-            VcRequests::One(first) => {
-                self.submit_vc_request(at, first);
-                self.submit_vc_request(at, pick);
-                *requests = VcRequests::Many;
-            }
-            VcRequests::Many => self.submit_vc_request(at, pick),
-        }
+        self.router.vc_allocator.picks[*num_picks] = pick;
+        *num_picks += 1;
     }
 
     /// Enters `pick` into the VC allocator's output stage.
@@ -283,10 +284,11 @@ impl Engine<'_, InputQueuedRouter> {
         );
         // Onto the output channel.
         let port = self.ports.links[output_port];
-        if !port.ejection {
-            self.router.output_vcs.records[output_vc].credits -= 1;
-            self.counters.flit_hops += 1;
-        }
+        // Without a branch: whether the flit leaves for a terminal is data the predictor
+        // cannot learn. An ejection VC's credits are not counted (it never runs out).
+        let towards_router = !port.ejection;
+        self.router.output_vcs.records[output_vc].credits -= u32::from(towards_router);
+        self.counters.flit_hops += u64::from(towards_router);
         self.channels.send_flit(
             now + u64::from(port.out_delay),
             FlitEvent {
@@ -295,6 +297,7 @@ impl Engine<'_, InputQueuedRouter> {
                 flit,
             },
             port.out_crosses_cut,
+            port.ejection,
         );
         let port_state = &mut self.router.port_state[output_port];
         port_state.output_queue -= 1;

@@ -88,6 +88,7 @@ impl Engine<'_, IoQueuedRouter> {
                 flit,
             },
             links.out_crosses_cut,
+            links.ejection,
         );
         self.progress.last_move = now;
     }
