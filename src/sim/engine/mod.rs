@@ -86,6 +86,13 @@ fn round_robin_distance(x: u32, pointer: u32, size: u32) -> u32 {
     x.wrapping_sub(pointer).wrapping_add(size & wrapped)
 }
 
+/// `if cond { a } else { b }` without a branch (for data the branch predictor cannot
+/// learn; `std::hint::select_unpredictable` is newer than this crate's minimum Rust).
+#[inline(always)]
+fn select_u32(cond: bool, a: u32, b: u32) -> u32 {
+    b ^ ((a ^ b) & 0u32.wrapping_sub(u32::from(cond)))
+}
+
 /// How many flit arrivals ahead `step` prefetches.
 const PREFETCH_AHEAD: usize = 8;
 
