@@ -341,7 +341,7 @@ impl Routing<'_> {
         if self.by_destination.is_empty() {
             return None;
         }
-        let info = packets.info(packet);
+        let info = &packets.table[packet as usize].info; // in place: the fields it needs
         let routers = self.rngs.len(); // one stream per router
         let pair = router * routers + info.dst_router as usize;
         // Without a branch: with one class (mask 0) the shift and the class are 0.

@@ -144,7 +144,8 @@ impl Engine<'_, InputQueuedRouter> {
         let vc = self.ports.local_vc[local_output_vc] as usize;
         self.router.output_vcs.records[output_vc].owner = input_vc as u32;
         let packet = self.router.input_vcs.records[input_vc].front.packet as usize;
-        let info = self.packets.table[packet].info;
+        // One field read, not the packet's whole `info` copied (wide loads).
+        let size = self.packets.table[packet].info.size;
         let record = &mut self.router.input_vcs.records[input_vc];
         record.state = VcState::Active;
         record.output_port = output_port as u32;
@@ -152,7 +153,7 @@ impl Engine<'_, InputQueuedRouter> {
         record.ready = self.now + u64::from(self.params.vc_alloc_delay);
         // The granted packet's buffered flits: all of them when the packet is not complete
         // here yet, else its `size` (the flits behind its tail belong to later packets).
-        self.router.port_state[output_port].output_queue += record.len.min(info.size);
+        self.router.port_state[output_port].output_queue += record.len.min(size);
         // The requesting candidate is the first one that holds the granted VC.
         let vcs = &self.router.input_vcs;
         let chosen = vcs.candidate_table[input_vc * vcs.candidate_stride + pick.candidate as usize];
