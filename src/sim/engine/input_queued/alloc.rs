@@ -75,6 +75,44 @@ impl VcAllocator {
     }
 }
 
+/// A router's switch requests as one integer, bit `v` for local input VC `v`
+/// (`input_stage_by_port`).
+trait RequestBits:
+    Copy
+    + Eq
+    + std::ops::BitAnd<Output = Self>
+    + std::ops::BitOr<Output = Self>
+    + std::ops::Not<Output = Self>
+    + std::ops::Shl<u32, Output = Self>
+    + std::ops::Shr<u32, Output = Self>
+{
+    const ZERO: Self;
+    const ONES: Self;
+    const BITS: u32;
+    fn trailing_zeros(self) -> u32;
+    fn wrapping_shl(self, n: u32) -> Self;
+}
+
+macro_rules! request_bits {
+    ($($t:ty),*) => {$(
+        impl RequestBits for $t {
+            const ZERO: Self = 0;
+            const ONES: Self = <$t>::MAX;
+            const BITS: u32 = <$t>::BITS;
+            #[inline(always)]
+            fn trailing_zeros(self) -> u32 {
+                <$t>::trailing_zeros(self)
+            }
+            #[inline(always)]
+            fn wrapping_shl(self, n: u32) -> Self {
+                <$t>::wrapping_shl(self, n)
+            }
+        }
+    )*};
+}
+
+request_bits!(u64, u128);
+
 /// Switch allocation's per-router scratch.
 pub(super) struct SwitchAllocator {
     /// The local input VCs that request the switch (a bit set).
@@ -254,10 +292,18 @@ impl Engine<'_, InputQueuedRouter> {
             self.switch_granted(at, out, local_input_vc);
             return;
         }
-        if self.router.input_vcs.words_per_router == 1 {
-            self.input_stage_one_word(at);
-        } else {
-            self.input_stage(at);
+        let requesting = &mut self.router.switch_allocator.requesting;
+        match self.router.input_vcs.words_per_router {
+            1 => {
+                let requests = std::mem::take(&mut requesting[0]);
+                self.input_stage_by_port(at, requests);
+            }
+            2 => {
+                let low = u128::from(std::mem::take(&mut requesting[0]));
+                let requests = low | u128::from(std::mem::take(&mut requesting[1])) << 64;
+                self.input_stage_by_port(at, requests);
+            }
+            _ => self.input_stage(at),
         }
         // Output stage, in increasing output port order.
         for w in 0..self.router.switch_allocator.offered.len() {
@@ -271,23 +317,23 @@ impl Engine<'_, InputQueuedRouter> {
         }
     }
 
-    /// The separable allocator's input stage when the router's local VCs fit in one word
-    /// (every router of the bench cases but the 16,512-node dragonfly's): each requesting
+    /// The separable allocator's input stage when the router's local VCs fit in one or two
+    /// words (`B`: every router of the bench cases): each requesting
     /// input port offers its requesting VC nearest its pointer, found without a comparison
     /// per VC: the lowest bit of the port's request bits rotated to start at the pointer.
     /// One pass per requesting port rather than per VC, and no branch on which VC is
     /// nearer (data the predictor cannot learn: a fifth of the dragonfly bench's
     /// mispredicted branches were these comparisons).
     #[inline(always)]
-    fn input_stage_one_word(&mut self, at: &RouterLayout) {
-        let num_vcs = self.num_vcs as u32; // at most 64: the router's VCs fit in a word
-        let port_mask = u64::MAX >> (64 - num_vcs);
-        let mut requests = std::mem::take(&mut self.router.switch_allocator.requesting[0]);
-        while requests != 0 {
+    fn input_stage_by_port<B: RequestBits>(&mut self, at: &RouterLayout, mut requests: B) {
+        // At most 64: every port's VCs, and at most two words of the router's, fit in `B`.
+        let num_vcs = self.num_vcs as u32;
+        let port_mask = B::ONES >> (B::BITS - num_vcs);
+        while requests != B::ZERO {
             let port = self.ports.local_port[requests.trailing_zeros() as usize];
             let first = port * num_vcs; // the port's first local VC
             let bits = (requests >> first) & port_mask;
-            requests &= !(port_mask << first);
+            requests = requests & !(port_mask << first);
             let pointer = self.router.port_state[at.first_port + port as usize].input_pointer;
             // `wrapping_shl`: at pointer 0 a shift by `num_vcs` (64 at most) is no rotation.
             let rotated = ((bits >> pointer) | bits.wrapping_shl(num_vcs - pointer)) & port_mask;
@@ -298,7 +344,7 @@ impl Engine<'_, InputQueuedRouter> {
     }
 
     /// The separable allocator's input stage over the requesting VCs in increasing order
-    /// (grouped by port), for routers of more than 64 local VCs.
+    /// (grouped by port), for routers of more than 128 local VCs.
     #[inline(always)]
     fn input_stage(&mut self, at: &RouterLayout) {
         let num_vcs = self.num_vcs as u32;
