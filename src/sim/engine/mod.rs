@@ -272,8 +272,9 @@ impl Routing<'_> {
         )
     }
 
-    /// `route_head` when the routing function is called. Out of line: inlined into the
-    /// router pass, its registers and stack slots slowed the remembered-route path too.
+    /// `route_head` when the routing function is called. Out of line, so that the router
+    /// pass keeps its registers for the remembered-route path (measured with the other
+    /// outlined paths: docs/benchmarks.md, "Branches the data decides", step 4).
     #[allow(clippy::too_many_arguments)] // as `route_head`
     #[inline(never)]
     fn call_routing<V: crate::routing::CongestionView>(
