@@ -58,6 +58,8 @@ impl Engine<'_, InputQueuedRouter> {
         let at = self.ports.routers[r];
         let base = at.first_vc;
         let mut num_picks = 0;
+        // The output VCs the visit's requests ask for (bit `local output VC % 64`).
+        let mut targets = 0u64;
         let mut any_switch_request = false;
         for w in 0..words {
             // First, without a branch per VC, which ready VCs request the switch (`Active`
@@ -93,7 +95,7 @@ impl Engine<'_, InputQueuedRouter> {
                         continue;
                     }
                 }
-                self.request_vc(&at, local_input_vc, &mut num_picks);
+                self.request_vc(&at, local_input_vc, &mut num_picks, &mut targets);
             }
         }
         match num_picks {
@@ -101,6 +103,16 @@ impl Engine<'_, InputQueuedRouter> {
             1 => {
                 let pick = self.router.vc_allocator.picks[0];
                 any_switch_request |= self.grant_vc(&at, pick);
+            }
+            // Requests for as many different output VCs as there are requests each win the
+            // output stage: granted in input VC order, without its scratch. The grants touch
+            // different VCs and commute, as long as the session's `on_forward` (which could
+            // keep state across packets) is not called; else the output stage's order.
+            _ if targets.count_ones() as usize == num_picks && !self.routing.on_forward => {
+                for i in 0..num_picks {
+                    let pick = self.router.vc_allocator.picks[i];
+                    any_switch_request |= self.grant_vc(&at, pick);
+                }
             }
             _ => {
                 for i in 0..num_picks {
@@ -155,7 +167,13 @@ impl Engine<'_, InputQueuedRouter> {
     /// Input stage of VC allocation: the first candidate with a free output VC requests it,
     /// listed in the visit's picks (`VcAllocator::picks`, `num_picks` of them so far).
     #[inline(always)]
-    fn request_vc(&mut self, at: &RouterLayout, local_input_vc: usize, num_picks: &mut usize) {
+    fn request_vc(
+        &mut self,
+        at: &RouterLayout,
+        local_input_vc: usize,
+        num_picks: &mut usize,
+        targets: &mut u64,
+    ) {
         let input_vc = at.first_vc + local_input_vc;
         let input_pointer = match self.params.vc_allocator {
             VcAllocatorKind::FirstFree => 0,
@@ -174,6 +192,7 @@ impl Engine<'_, InputQueuedRouter> {
         };
         self.router.vc_allocator.picks[*num_picks] = pick;
         *num_picks += 1;
+        *targets |= 1 << (local_output_vc % 64);
     }
 
     /// Enters `pick` into the VC allocator's output stage.
