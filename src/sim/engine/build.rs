@@ -144,13 +144,14 @@ impl<'a, R: RouterModel> Engine<'a, R> {
             by_destination_table(session.as_ref(), topo.num_routers(), topo.num_terminals());
         let prefetch_routes =
             !by_destination.is_empty() && ports.links.len() * num_vcs > super::ROUTE_PREFETCH_VCS;
+        let forward_counter = session.forward_counter();
         Engine {
             topology: topo,
             routing: Routing {
                 hooks: session.hooks(),
                 // A counter the engine keeps itself needs no call.
-                on_forward: session.updates_on_forward() && session.forward_counter().is_none(),
-                forward_counter: session.forward_counter(),
+                on_forward: session.updates_on_forward() && forward_counter.is_none(),
+                forward_counter,
                 session,
                 pending_control: Vec::new(),
                 rngs: router_streams(seed, topo.num_routers()).into(),

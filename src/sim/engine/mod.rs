@@ -754,6 +754,8 @@ impl<'a, R: RouterModel> Engine<'a, R> {
         }
         credit_events.clear();
         self.channels.credits[to_routers] = credit_events;
+        // Credits are listed as flits are: the terminals' list of the slot holds the
+        // credits returned to NICs (their injection channels' counters).
         let to_nics = Channels::to_terminals(slot);
         let mut credit_events = std::mem::take(&mut self.channels.credits[to_nics]);
         let router_counters = self.channels.router_counters;

@@ -30,11 +30,12 @@ pub(super) struct VcAllocator {
     requested: tables::HotTable<u64>,
     best: tables::HotTable<VcRequest>,
     /// The VC-allocation requests of the router visit under way, in input VC order. They
-    /// are listed first and entered into the output stage only when there are several: a
-    /// lone request (most visits at low load) is granted directly, as the output stage
-    /// would grant it. Listing them costs no branch per request (how many requests came
-    /// before is data the predictor cannot learn); what to do with them is decided once
-    /// per visit.
+    /// are listed first and entered into the output stage only when needed: a lone request
+    /// (most visits at low load) is granted directly, as the output stage would grant it,
+    /// and so are several requests for as many different output VCs while the session's
+    /// `on_forward` is not called (each wins its output VC; the grants commute). Listing
+    /// them costs no branch per request (how many requests came before is data the
+    /// predictor cannot learn); what to do with them is decided once per visit.
     pub(super) picks: tables::HotTable<VcPick>,
 }
 

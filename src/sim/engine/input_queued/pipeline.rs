@@ -253,8 +253,8 @@ impl Engine<'_, InputQueuedRouter> {
         let packet = self.router.input_vcs.records[input_vc].front.packet;
         let need = self.router.output_vcs.uniform_need(&self.packets, packet);
         let num_vcs = self.num_vcs;
-        // A loop over the candidates and `find` over plain ranges: the earlier iterator chain
-        // (`filter`, `min_by_key`) compiled to an out-of-line `fold` call per request.
+        // Plain loops over the candidates and their VCs: an iterator chain (`filter`,
+        // `min_by_key`) compiled to an out-of-line `fold` call per request.
         for (k, c) in self
             .router
             .input_vcs
