@@ -58,7 +58,9 @@ impl Engine<'_, InputQueuedRouter> {
         let at = self.ports.routers[r];
         let base = at.first_vc;
         let mut num_picks = 0;
-        // The output VCs the visit's requests ask for (bit `local output VC % 64`).
+        // The output VCs the visit's requests ask for (bit `local output VC % 64`: on routers
+        // of more than 64 local VCs two VCs may share a bit, which only sends the visit to the
+        // output stage).
         let mut targets = 0u64;
         let mut any_switch_request = false;
         for w in 0..words {
@@ -100,6 +102,8 @@ impl Engine<'_, InputQueuedRouter> {
         }
         match num_picks {
             0 => {}
+            // The lone request (most visits at low load): the next arm's case, without its
+            // count and loop.
             1 => {
                 let pick = self.router.vc_allocator.picks[0];
                 any_switch_request |= self.grant_vc(&at, pick);
