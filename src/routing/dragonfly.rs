@@ -786,6 +786,21 @@ impl RoutingFunction for DragonflyRouting {
             self.draw(pkt, state, rng);
         }
         let salt = pkt.src_terminal as usize + pkt.dst_terminal as usize;
+        if self.algorithm == DragonflyAlgorithm::Min {
+            // Apart: MIN runs at every hop where its routes are not remembered (the large
+            // dragonflies), and needs none of the phases below.
+            let port = self.port_to_router(cur, dst, salt);
+            let global = port >= self.first_global;
+            let class = usize::from(
+                state.flags & GLOBAL_HOPS != 0
+                    || (global && self.global_vc == GlobalVc::Destination),
+            );
+            out.push(Candidate {
+                port: port as u16,
+                vcs: self.block(class),
+            });
+            return;
+        }
         if self.algorithm.adaptive() {
             if state.flags & DECIDED == 0 {
                 state.flags |= DECIDED;
