@@ -688,9 +688,7 @@ impl DragonflyRouting {
         // only after the VC is granted.
         let global = port >= self.first_global;
         match self.algorithm {
-            DragonflyAlgorithm::Min => {
-                usize::from(gh > 0 || (global && self.global_vc == GlobalVc::Destination))
-            }
+            DragonflyAlgorithm::Min => self.min_class(state, port),
             // BookSim2's `ph`: 0 on the way to the intermediate router, 1 after it (or minimal)
             // until the global hop, 2 from the global hop on and within a group.
             DragonflyAlgorithm::UgalBooksim => {
@@ -736,6 +734,15 @@ impl DragonflyRouting {
                 _ => 4,
             },
         }
+    }
+
+    /// MIN's class: 1 from the global hop on (`global_vc = destination`: on it too), else 0.
+    #[inline]
+    fn min_class(&self, state: &RouteState, port: usize) -> usize {
+        let global = port >= self.first_global;
+        usize::from(
+            Self::global_hops(state) > 0 || (global && self.global_vc == GlobalVc::Destination),
+        )
     }
 
     fn block(&self, class: usize) -> VcRange {
@@ -790,14 +797,9 @@ impl RoutingFunction for DragonflyRouting {
             // Apart: MIN runs at every hop where its routes are not remembered (the large
             // dragonflies), and needs none of the phases below.
             let port = self.port_to_router(cur, dst, salt);
-            let global = port >= self.first_global;
-            let class = usize::from(
-                state.flags & GLOBAL_HOPS != 0
-                    || (global && self.global_vc == GlobalVc::Destination),
-            );
             out.push(Candidate {
                 port: port as u16,
-                vcs: self.block(class),
+                vcs: self.block(self.min_class(state, port)),
             });
             return;
         }
