@@ -245,7 +245,7 @@ impl Engine<'_, InputQueuedRouter> {
     /// input VC, output port)` grouped by input port. Out of line, so that the router pass
     /// keeps its registers for the default allocator.
     #[inline(never)]
-    fn general_switch_allocation(&mut self, at: &RouterLayout) {
+    pub(super) fn general_switch_allocation(&mut self, at: &RouterLayout) {
         let (r, base) = (at.router, at.first_vc);
         let mut requests = std::mem::take(&mut self.router.switch_allocator.requests);
         requests.clear();
@@ -381,7 +381,7 @@ impl Engine<'_, InputQueuedRouter> {
     /// the output's pointer moves past its input port, the input port's past its VC, and
     /// the flit crosses.
     #[inline(always)]
-    fn switch_granted(&mut self, at: &RouterLayout, out: usize, local_input_vc: usize) {
+    pub(super) fn switch_granted(&mut self, at: &RouterLayout, out: usize, local_input_vc: usize) {
         let in_port = self.ports.local_port[local_input_vc];
         self.router.port_state[out].output_pointer = if in_port + 1 == at.num_ports {
             0

@@ -103,20 +103,14 @@ impl InputVcs {
         &self.candidate_table[start..start + usize::from(self.records[input_vc].num_candidates)]
     }
 
-    /// Keeps `list` as the route candidates of input VC `input_vc`.
-    #[inline]
+    /// Keeps `list` as the route candidates of input VC `input_vc`. Inlined into both paths
+    /// of the router pass (`process_router`, `process_lone_vc`); the rare widening stays
+    /// out of line.
+    #[inline(always)]
     pub(super) fn store_candidates(&mut self, input_vc: usize, list: &[Candidate]) {
         let n = list.len();
         if n > self.candidate_stride {
-            // Rare (a routing function returned more candidates than ever before): widen.
-            let stride = n.next_power_of_two();
-            let mut wider = tables::zeroed(self.records.len() * stride);
-            for i in 0..self.records.len() {
-                let old = self.candidates(i);
-                wider[i * stride..i * stride + old.len()].copy_from_slice(old);
-            }
-            self.candidate_table = wider.into();
-            self.candidate_stride = stride;
+            self.widen_candidates(n);
         }
         let start = input_vc * self.candidate_stride;
         let dst = &mut self.candidate_table[start..start + n];
@@ -127,6 +121,21 @@ impl InputVcs {
         }
         self.records[input_vc].num_candidates =
             u16::try_from(n).expect("at most 65535 route candidates");
+    }
+
+    /// Room for `n` candidates per input VC (a routing function returned more than ever
+    /// before).
+    #[cold]
+    #[inline(never)]
+    fn widen_candidates(&mut self, n: usize) {
+        let stride = n.next_power_of_two();
+        let mut wider = tables::zeroed(self.records.len() * stride);
+        for i in 0..self.records.len() {
+            let old = self.candidates(i);
+            wider[i * stride..i * stride + old.len()].copy_from_slice(old);
+        }
+        self.candidate_table = wider.into();
+        self.candidate_stride = stride;
     }
 
     /// Whether router `r` holds flits in any input VC.
