@@ -30,7 +30,7 @@ use super::tables::{self, AlignedZeroed};
 use super::*;
 
 use alloc::{SwitchAllocator, VcAllocator, VcPick};
-use vcs::{InputVc, InputVcs, OutputVc, OutputVcs, VcState};
+use vcs::{InputVc, InputVcs, OutputVc, OutputVcs, SameNeed, VcState};
 use view::EngineView;
 
 use crate::routing::CongestionView;
@@ -106,7 +106,7 @@ impl RouterModel for InputQueuedRouter {
             input_vcs: InputVcs::new(count, depth, net.num_routers(), ports.words_per_router()),
             output_vcs: OutputVcs {
                 records: output_vcs.into(),
-                uniform_need: cut_through.iter().all(|&c| c == cut_through[0]),
+                same_need: SameNeed::new(&cut_through, params.wait_for_tail_credit, depth),
                 cut_through,
                 wait_for_tail_credit: params.wait_for_tail_credit,
                 depth,

@@ -177,10 +177,36 @@ pub(super) struct OutputVcs {
     pub(super) records: tables::HotTable<OutputVc>,
     /// Per VC number: allocated as in virtual cut-through (see `grant_need`).
     pub(super) cut_through: Vec<bool>,
-    /// Whether every VC has the same grant rule (then `grant_need` of VC 0 serves all).
-    pub(super) uniform_need: bool,
+    /// The grant rule when every VC has the same one (`uniform_need`), decided once.
+    pub(super) same_need: SameNeed,
     pub(super) wait_for_tail_credit: bool,
     pub(super) depth: u32,
+}
+
+/// What every output VC's grant needs, when that does not differ by VC ([`OutputVcs::grant_need`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum SameNeed {
+    /// The same credits for every packet: none (wormhole) or the whole buffer
+    /// (`wait_for_tail_credit`).
+    Credits(u32),
+    /// Room for the packet, or the whole buffer for a larger one (every VC cut-through).
+    PacketSize,
+    /// The VCs' rules differ.
+    ByVc,
+}
+
+impl SameNeed {
+    pub(super) fn new(cut_through: &[bool], wait_for_tail_credit: bool, depth: u32) -> Self {
+        if wait_for_tail_credit {
+            SameNeed::Credits(depth)
+        } else if cut_through.iter().all(|&c| !c) {
+            SameNeed::Credits(0)
+        } else if cut_through.iter().all(|&c| c) {
+            SameNeed::PacketSize
+        } else {
+            SameNeed::ByVc
+        }
+    }
 }
 
 impl OutputVcs {
@@ -201,10 +227,14 @@ impl OutputVcs {
     }
 
     /// The credits a grant needs when they are the same on every VC (no cut-through VCs
-    /// under wormhole: the common case, as cheap as before per-VC rules existed).
+    /// under wormhole: the common case), as `grant_need` gives them, without its tests of
+    /// the configuration at every VC request.
     #[inline(always)]
     pub(super) fn uniform_need(&self, packets: &Packets, packet: u32) -> Option<u32> {
-        self.uniform_need
-            .then(|| self.grant_need(packets, packet, 0))
+        match self.same_need {
+            SameNeed::Credits(n) => Some(n),
+            SameNeed::PacketSize => Some(packets.table[packet as usize].info.size.min(self.depth)),
+            SameNeed::ByVc => None,
+        }
     }
 }
