@@ -60,8 +60,8 @@ impl Engine<'_, InputQueuedRouter> {
         if words == 1 {
             let bits = self.router.input_vcs.nonempty[r];
             if bits & bits.wrapping_sub(1) == 0 {
-                // At most one VC holds flits (most visits at low load): its stage directly,
-                // without the pass's bit sets and the allocators' scratch.
+                // At most one VC holds flits (half the mesh bench's visits): its stage
+                // directly, without the pass's bit sets and the allocators' scratch.
                 if bits != 0 {
                     self.process_lone_vc(&at, bits.trailing_zeros() as usize);
                 }
