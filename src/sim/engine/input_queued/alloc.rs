@@ -234,11 +234,18 @@ impl Engine<'_, InputQueuedRouter> {
     /// switch traversal of the winners in increasing output port order.
     #[inline]
     pub(super) fn allocate_switch(&mut self, at: &RouterLayout) {
-        if self.params.allocator == AllocatorKind::Separable && self.params.input_speedup == 1 {
+        if self.single_separable_allocator() {
             self.separable_switch_single(at);
             return;
         }
         self.general_switch_allocation(at);
+    }
+
+    /// Whether switch allocation is separable with one VC per input port (the default,
+    /// `separable_switch_single`).
+    #[inline(always)]
+    pub(super) fn single_separable_allocator(&self) -> bool {
+        self.params.allocator == AllocatorKind::Separable && self.params.input_speedup == 1
     }
 
     /// `allocate_switch` with the general allocators, over the request list `(input port,

@@ -162,7 +162,6 @@ impl Engine<'_, InputQueuedRouter> {
             if !self.can_send(&record) {
                 return;
             }
-            self.router.switch_allocator.requesting[0] = 1 << local_input_vc;
         } else {
             if record.state == VcState::Idle {
                 self.compute_route(at, local_input_vc);
@@ -178,12 +177,15 @@ impl Engine<'_, InputQueuedRouter> {
                 return;
             }
         }
-        if self.params.allocator == AllocatorKind::Separable && self.params.input_speedup == 1 {
-            // The lone request wins both stages, as in `separable_switch_single`.
+        // This VC's is the only switch request.
+        if self.single_separable_allocator() {
+            // It wins both stages, as in `separable_switch_single` (a grant above may have
+            // set its bit).
             self.router.switch_allocator.requesting[0] = 0;
             let out = self.router.input_vcs.records[at.first_vc + local_input_vc].output_port;
             self.switch_granted(at, out as usize, local_input_vc);
         } else {
+            self.router.switch_allocator.requesting[0] = 1 << local_input_vc;
             self.general_switch_allocation(at);
         }
     }

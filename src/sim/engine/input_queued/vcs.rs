@@ -220,10 +220,16 @@ impl OutputVcs {
         if self.wait_for_tail_credit {
             self.depth
         } else if self.cut_through[vc] {
-            packets.table[packet as usize].info.size.min(self.depth)
+            self.cut_through_need(packets, packet)
         } else {
             0
         }
+    }
+
+    /// A cut-through VC's need: room for the packet, or the whole buffer for a larger one.
+    #[inline(always)]
+    fn cut_through_need(&self, packets: &Packets, packet: u32) -> u32 {
+        packets.table[packet as usize].info.size.min(self.depth)
     }
 
     /// The credits a grant needs when they are the same on every VC (no cut-through VCs
@@ -233,7 +239,7 @@ impl OutputVcs {
     pub(super) fn uniform_need(&self, packets: &Packets, packet: u32) -> Option<u32> {
         match self.same_need {
             SameNeed::Credits(n) => Some(n),
-            SameNeed::PacketSize => Some(packets.table[packet as usize].info.size.min(self.depth)),
+            SameNeed::PacketSize => Some(self.cut_through_need(packets, packet)),
             SameNeed::ByVc => None,
         }
     }
