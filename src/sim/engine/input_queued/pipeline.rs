@@ -177,7 +177,7 @@ impl Engine<'_, InputQueuedRouter> {
                 return;
             }
         }
-        // This VC's is the only switch request.
+        // This VC's request is the router's only one for the switch.
         if self.single_separable_allocator() {
             // It wins both stages, as in `separable_switch_single` (a grant above may have
             // set its bit).
