@@ -320,8 +320,54 @@ fn bench_reports_cycles_per_second() {
     let cases = v["cases"].as_array().unwrap();
     assert_eq!(cases.len(), 1);
     assert_eq!(cases[0]["name"], "mesh8x8-uniform-0.1");
-    assert!(cases[0]["cycles_per_s"].as_f64().unwrap() > 0.0);
+    let cycles_per_s = cases[0]["cycles_per_s"].as_f64().unwrap();
+    assert!(cycles_per_s > 0.0);
     assert!(cases[0]["flit_hops_per_s"].as_f64().unwrap() > 0.0);
+    // The measured 20,000 cycles move the same flits in every run (regression value).
+    assert_eq!(cases[0]["flit_hops"], 670_010);
+    // Against BookSim2's reference figure for this case, as the issue measured it.
+    assert_eq!(cases[0]["booksim2_cycles_per_s"], 10_970.0);
+    let times = cases[0]["times_booksim2"].as_f64().unwrap();
+    assert!((times - cycles_per_s / 10_970.0).abs() < 1e-9, "{times}");
+    // A case BookSim2 was not run on has no ratio.
+    let v = json(&["bench", "--only", "ioq", "--repeat", "1", "--json"]);
+    assert!(v["cases"][0].get("times_booksim2").is_none(), "{v}");
+}
+
+#[test]
+fn bench_scale_ratios_come_from_rounds_of_the_three_cases() {
+    let v = json(&["bench", "--scale-ratios", "--repeat", "1", "--json"]);
+    let rounds = v["rounds"].as_array().unwrap();
+    assert_eq!(rounds.len(), 1);
+    let r = &rounds[0];
+    assert_eq!(
+        r["order"],
+        serde_json::json!([
+            "dragonfly1056-min-uniform-0.2",
+            "dragonfly16512-min-uniform-0.2",
+            "dragonfly16512-min-uniform-0.2-2threads"
+        ])
+    );
+    let f = |key: &str| r[key].as_f64().unwrap();
+    let ratio = f("small_flit_hops_per_s") / f("large_flit_hops_per_s");
+    assert!((f("flit_hop_ratio") - ratio).abs() < 1e-9 * ratio);
+    let speedup = f("large_2threads_cycles_per_s") / f("large_cycles_per_s");
+    assert!((f("speedup_2threads") - speedup).abs() < 1e-9 * speedup);
+    // One round: its ratios are the median and the range.
+    for key in ["flit_hop_ratio", "speedup_2threads"] {
+        for end in ["median", "min", "max"] {
+            assert_eq!(v[key][end], r[key], "{key} {end}");
+        }
+    }
+    // The measured cycles' flit-hops (3,000 and 1,000 cycles; the 16,512-node case's the same
+    // on 1 and 2 threads, or the command fails).
+    assert_eq!(v["small_flit_hops"], 1_707_554);
+    assert_eq!(v["large_flit_hops"], 9_452_763);
+    // The ratios' cases are fixed: a selection is refused (clap's usage error).
+    let out = fabricopt(&["bench", "--scale-ratios", "--only", "mesh8x8"]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("cannot be used with"), "{stderr}");
 }
 
 #[test]

@@ -1,4 +1,5 @@
-//! `fabricopt bench`: the standard simulator speed cases, single-threaded.
+//! `fabricopt bench`: the standard simulator speed cases, and the scale ratios measured from
+//! runs taken back to back (`--scale-ratios`).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -12,6 +13,8 @@ use super::simulate::Setup;
 use crate::problem_file::{LoadedProblem, parse_problem};
 use crate::sim::Engine;
 use crate::sim::engine::IoQueuedRouter;
+
+mod scale_ratios;
 
 /// The speed cases: (name, problem file text). The files live in problems/bench/.
 pub const CASES: &[(&str, &str)] = &[
@@ -41,6 +44,26 @@ pub const CASES: &[(&str, &str)] = &[
     ),
 ];
 
+/// BookSim2's speed on the cases it was run on, cycles/s: BookSim2 commit 28f43299 built
+/// with -O3, unmodified, run alternately with fabricopt on a 2-core AMD EPYC machine of the
+/// kind this project is developed on (whole-process CPU time, the same configuration and
+/// number of cycles; docs/benchmarks.md, "Speed and scale"). This command does not run
+/// BookSim2, so a ratio to these figures also carries the present speed of the machine it
+/// runs on.
+const BOOKSIM2_CYCLES_PER_S: &[(&str, f64)] = &[
+    ("mesh8x8-uniform-0.1", 10_970.0),
+    ("dragonfly1056-min-uniform-0.2", 188.0),
+    ("dragonfly1056-min-uniform-0.2-2threads", 188.0),
+];
+
+/// BookSim2's reference speed on case `name`, if it was measured there.
+fn booksim2_reference(name: &str) -> Option<f64> {
+    BOOKSIM2_CYCLES_PER_S
+        .iter()
+        .find(|(case, _)| *case == name)
+        .map(|&(_, cps)| cps)
+}
+
 #[derive(Args, Debug)]
 pub struct BenchArgs {
     /// Print one JSON object instead of a table.
@@ -53,6 +76,13 @@ pub struct BenchArgs {
     /// there is one).
     #[arg(long)]
     pub only: Option<String>,
+    /// Instead of the cases' table: the two scale ratios, each from runs taken back to back
+    /// in every round (`--repeat` rounds, the cases' order rotated each round), so that a
+    /// machine whose speed drifts between runs moves both sides of a ratio alike. The
+    /// flit-hop rate of the 1,056-node dragonfly over the 16,512-node one (one thread), and
+    /// the 16,512-node case's cycles/s on 2 threads over 1.
+    #[arg(long, conflicts_with = "only")]
+    pub scale_ratios: bool,
 }
 
 #[derive(Serialize)]
@@ -61,7 +91,16 @@ pub(crate) struct CaseResult {
     pub cycles: u64,
     pub cycles_per_s: f64,
     pub flit_hops_per_s: f64,
+    /// Router-to-router flit transfers in the median run's measured cycles: the same in every
+    /// run of a case, whatever the thread count (the runs are deterministic).
+    pub flit_hops: u64,
     pub repeats: usize,
+    /// BookSim2's reference speed on this case ([`BOOKSIM2_CYCLES_PER_S`]), where it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub booksim2_cycles_per_s: Option<f64>,
+    /// `cycles_per_s` over that reference.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub times_booksim2: Option<f64>,
     /// For a case split over MPI ranks: the window exchange of the median run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exchange: Option<Exchange>,
@@ -179,6 +218,7 @@ pub(crate) fn run_case(name: &str, text: &str, repeat: usize) -> Result<CaseResu
             samples.push((
                 cycles as f64 / run.measure_seconds,
                 run.measure_flit_hops as f64 / run.measure_seconds,
+                run.measure_flit_hops,
                 exchange,
             ));
             continue;
@@ -190,20 +230,21 @@ pub(crate) fn run_case(name: &str, text: &str, repeat: usize) -> Result<CaseResu
             engine.step();
         }
         let secs = start.elapsed().as_secs_f64();
-        samples.push((
-            cycles as f64 / secs,
-            (engine.flit_hops() - hops_before) as f64 / secs,
-            None,
-        ));
+        let hops = engine.flit_hops() - hops_before;
+        samples.push((cycles as f64 / secs, hops as f64 / secs, hops, None));
     }
     samples.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let (cps, fhps, exchange) = samples[samples.len() / 2];
+    let (cps, fhps, flit_hops, exchange) = samples[samples.len() / 2];
+    let booksim2 = booksim2_reference(name);
     Ok(CaseResult {
         name: name.to_string(),
         cycles,
         cycles_per_s: cps,
         flit_hops_per_s: fhps,
+        flit_hops,
         repeats: samples.len(),
+        booksim2_cycles_per_s: booksim2,
+        times_booksim2: booksim2.map(|b| cps / b),
         exchange,
     })
 }
@@ -226,6 +267,9 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     if args.repeat == 0 {
         bail!("--repeat: must be at least 1 (got 0)");
     }
+    if args.scale_ratios {
+        return scale_ratios::run(args.repeat, args.json);
+    }
     let selected = selected_cases(args.only.as_deref());
     if selected.is_empty() {
         let names: Vec<&str> = CASES.iter().map(|(name, _)| *name).collect();
@@ -246,6 +290,14 @@ pub fn run(args: &BenchArgs) -> Result<()> {
                 "{:<32} {:>12.0} cycles/s {:>14.0} flit-hops/s  (median of {}, {} cycles each)",
                 r.name, r.cycles_per_s, r.flit_hops_per_s, r.repeats, r.cycles
             )?;
+            if let (Some(reference), Some(times)) = (r.booksim2_cycles_per_s, r.times_booksim2) {
+                writeln!(
+                    out,
+                    "{:<32} {times:.1}x BookSim2's {reference:.0} cycles/s (a reference figure, \
+                     not run by this command: docs/benchmarks.md)",
+                    ""
+                )?;
+            }
             if let Some(x) = r.exchange {
                 writeln!(
                     out,
