@@ -289,20 +289,19 @@ impl Routing<'_> {
         congestion: impl FnOnce() -> V,
     ) -> &[Candidate] {
         self.candidates.clear();
-        let info = packets.info(packet);
-        let mut state = packets.table[packet as usize].route;
         // Built only here: a remembered candidate needs no view.
         let congestion = congestion();
         let ctx = ports.route_context(at, local_input_vc, &congestion);
+        // The packet's fields in place, not copied out and back.
+        let record = &mut packets.table[packet as usize];
         self.session.route(
             now,
             &ctx,
-            &info,
-            &mut state,
+            &record.info,
+            &mut record.route,
             &mut self.rngs[at.router],
             &mut self.candidates,
         );
-        packets.table[packet as usize].route = state;
         // One branch for all the candidates (`|`, not `||`): this runs at every hop.
         let (num_ports, num_vcs) = (at.num_ports, self.num_vcs);
         let out_of_range = |c: &Candidate| {
