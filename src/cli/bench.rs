@@ -56,12 +56,13 @@ const BOOKSIM2_CYCLES_PER_S: &[(&str, f64)] = &[
     ("dragonfly1056-min-uniform-0.2-2threads", 188.0),
 ];
 
-/// BookSim2's reference speed on case `name`, if it was measured there.
-fn booksim2_reference(name: &str) -> Option<f64> {
-    BOOKSIM2_CYCLES_PER_S
+/// The entry for case `name` in a table keyed by case name ([`CASES`],
+/// [`BOOKSIM2_CYCLES_PER_S`]).
+fn by_name<T: Copy>(table: &[(&str, T)], name: &str) -> Option<T> {
+    table
         .iter()
         .find(|(case, _)| *case == name)
-        .map(|&(_, cps)| cps)
+        .map(|&(_, value)| value)
 }
 
 #[derive(Args, Debug)]
@@ -235,7 +236,7 @@ pub(crate) fn run_case(name: &str, text: &str, repeat: usize) -> Result<CaseResu
     }
     samples.sort_by(|a, b| a.0.total_cmp(&b.0));
     let (cps, fhps, flit_hops, exchange) = samples[samples.len() / 2];
-    let booksim2 = booksim2_reference(name);
+    let booksim2 = by_name(BOOKSIM2_CYCLES_PER_S, name);
     Ok(CaseResult {
         name: name.to_string(),
         cycles,

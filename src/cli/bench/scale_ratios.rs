@@ -12,7 +12,8 @@ use std::io::Write;
 use anyhow::{Result, bail};
 use serde::Serialize;
 
-use super::{CASES, CaseResult, run_case};
+use super::{CASES, CaseResult, by_name, run_case};
+use crate::search::stats::median;
 
 /// The cases a round runs: the ratios' numerators and denominators.
 const SMALL: &str = "dragonfly1056-min-uniform-0.2";
@@ -54,18 +55,10 @@ struct Report {
 /// The median (the mean of the middle two for an even count), least and greatest of
 /// `values`, which are finite and at least one.
 fn spread(values: &[f64]) -> Spread {
-    let mut v = values.to_vec();
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    let median = if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    };
     Spread {
-        median,
-        min: v[0],
-        max: v[n - 1],
+        median: median(values),
+        min: values.iter().copied().fold(f64::INFINITY, f64::min),
+        max: values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
     }
 }
 
@@ -78,11 +71,7 @@ fn order(round: usize) -> Vec<&'static str> {
 }
 
 fn case_text(name: &str) -> &'static str {
-    CASES
-        .iter()
-        .find(|(case, _)| *case == name)
-        .map(|&(_, text)| text)
-        .expect("the scale ratios' cases are bench cases")
+    by_name(CASES, name).expect("the scale ratios' cases are bench cases")
 }
 
 pub(super) fn run(rounds: usize, json: bool) -> Result<()> {
