@@ -25,6 +25,9 @@ pub(super) struct VcAllocator {
     /// Separable input-first VC allocation: each input VC's round-robin pointer over its
     /// router's local output VC numbers (empty under `first_free`).
     pub(super) input_pointers: tables::HotTable<u32>,
+    /// Each output VC's round-robin pointer over its router's local input VC numbers (the
+    /// output stage; by global output VC, as `OutputVcs::records`).
+    pub(super) output_pointers: tables::HotTable<u32>,
     /// Per-router scratch: the requested local output VCs (a bit set) and the best request
     /// for each.
     requested: tables::HotTable<u64>,
@@ -46,6 +49,7 @@ impl VcAllocator {
                 VcAllocatorKind::SeparableInputFirst => vec![0; input_vcs].into(),
                 VcAllocatorKind::FirstFree => Vec::new().into(),
             },
+            output_pointers: vec![0; input_vcs].into(),
             requested: vec![0; ports.words_per_router()].into(),
             best: vec![VcRequest::default(); ports.local_port.len()].into(),
             picks: vec![VcPick::default(); ports.local_port.len()].into(),
@@ -207,7 +211,7 @@ impl Engine<'_, InputQueuedRouter> {
             vc,
             || self.router.view(&self.net),
         );
-        self.router.output_vcs.records[output_vc].pointer = if local_input_vc + 1 == span {
+        self.router.vc_allocator.output_pointers[output_vc] = if local_input_vc + 1 == span {
             0
         } else {
             local_input_vc as u32 + 1

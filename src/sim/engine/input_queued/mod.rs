@@ -98,7 +98,6 @@ impl RouterModel for InputQueuedRouter {
                     depth
                 },
                 owner: NONE,
-                pointer: 0,
             }
         });
         let cut_through: Vec<bool> = (0..num_vcs).map(|vc| cut_through >> vc & 1 == 1).collect();

@@ -262,7 +262,7 @@ impl Engine<'_, InputQueuedRouter> {
     #[inline(always)]
     fn submit_vc_request(&mut self, at: &RouterLayout, pick: VcPick) {
         let local_output_vc = pick.local_output_vc as usize;
-        let pointer = self.router.output_vcs.records[at.first_vc + local_output_vc].pointer;
+        let pointer = self.router.vc_allocator.output_pointers[at.first_vc + local_output_vc];
         let distance = round_robin_distance(pick.local_input_vc, pointer, at.num_local_vcs);
         self.router.vc_allocator.request(
             local_output_vc,

@@ -161,15 +161,19 @@ impl InputVcs {
     }
 }
 
-/// An output VC: its credits (free slots downstream), the input VC holding it (`NONE` if
-/// free) and its round-robin pointer (VC allocation's output stage).
+/// An output VC: its credits (free slots downstream) and the input VC holding it (`NONE` if
+/// free), in 8 bytes. Its round-robin pointer, written at each grant, lives apart
+/// (`VcAllocator::output_pointers`): a large network's router pass prefetches every output
+/// VC of a router ahead of its visit, 8 records per cache line rather than 4 with the
+/// pointer beside them (docs/benchmarks.md, "Output VCs in 8 bytes").
 #[derive(Clone, Copy, Debug, bytemuck::Zeroable)]
-#[repr(C, align(16))]
+#[repr(C, align(8))]
 pub(super) struct OutputVc {
     pub(super) credits: u32,
     pub(super) owner: u32,
-    pub(super) pointer: u32,
 }
+
+const _: () = assert!(std::mem::size_of::<OutputVc>() == 8);
 
 /// Every output VC of the network (index = global port * num_vcs + vc, which is also its
 /// credit counter's number), and the rule for granting them.
