@@ -43,13 +43,14 @@ pub(super) struct VcAllocator {
 }
 
 impl VcAllocator {
-    pub(super) fn new(kind: VcAllocatorKind, input_vcs: usize, ports: &Ports) -> Self {
+    /// `vcs`: the network's VCs, `ports * num_vcs` (as many input VCs as output VCs).
+    pub(super) fn new(kind: VcAllocatorKind, vcs: usize, ports: &Ports) -> Self {
         VcAllocator {
             input_pointers: match kind {
-                VcAllocatorKind::SeparableInputFirst => vec![0; input_vcs].into(),
+                VcAllocatorKind::SeparableInputFirst => vec![0; vcs].into(),
                 VcAllocatorKind::FirstFree => Vec::new().into(),
             },
-            output_pointers: vec![0; input_vcs].into(),
+            output_pointers: vec![0; vcs].into(),
             requested: vec![0; ports.words_per_router()].into(),
             best: vec![VcRequest::default(); ports.local_port.len()].into(),
             picks: vec![VcPick::default(); ports.local_port.len()].into(),
