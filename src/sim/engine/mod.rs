@@ -591,8 +591,9 @@ impl<'a, R: RouterModel> Engine<'a, R> {
 
     /// How the cycle visits the active routers, whatever the network's size: listed and
     /// prefetched ahead (`prefetched`, what networks of more than `LARGE_STATE_VCS` input VCs
-    /// do) or straight from the bit set, in increasing router order or (`descending`, without
-    /// prefetching) decreasing. For tests and measurements: results are the same every way.
+    /// do, which also prefetch the NICs' turns: `inject_prefetched`) or straight from the bit
+    /// set, in increasing router order or (`descending`, without prefetching) decreasing. For
+    /// tests and measurements: results are the same every way.
     pub fn set_router_order(&mut self, prefetched: bool, descending: bool) {
         self.large_state = prefetched;
         self.descending_visits = descending;

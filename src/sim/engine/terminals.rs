@@ -78,8 +78,6 @@ struct Nic {
     first_credit: u32,
     delay: u32,
     period: u32,
-    /// Listed in `Terminals::active_nics`.
-    active: bool,
 }
 
 /// The terminals: traffic sources, source queues and NICs.
@@ -101,8 +99,11 @@ pub(super) struct Terminals {
     /// The NICs' credit counters, per terminal and VC (after the routers' counters in the
     /// numbering of `Network::chan_credit_base`).
     pub(super) credits: super::tables::HotTable<u32>,
-    /// The NICs that have a packet to send.
+    /// The NICs that have a packet to send, and the same as a bit set by terminal: a new
+    /// packet tests its NIC's bit without loading the NIC's record, which a large network's
+    /// creation would otherwise miss on (the record is prefetched for its turn instead).
     active_nics: Vec<u32>,
+    nic_active: super::tables::HotTable<u64>,
     /// Whether `generate_traffic` prefetches the sources due next: when their table is
     /// larger than [`PREFETCH_SOURCES_BYTES`].
     prefetch_sources: bool,
@@ -112,6 +113,10 @@ pub(super) struct Terminals {
 /// (422 KB, beside the rest of the state, beyond the 1 MB L2 cache) the dragonfly bench runs
 /// 2% faster with it; the mesh bench's 64 sources stay in the cache.
 const PREFETCH_SOURCES_BYTES: usize = 256 << 10;
+
+/// How many active NICs apart `inject_prefetched`'s stages are: one NIC's turn is a few
+/// hundred instructions, so four turns cover a miss to memory.
+const NIC_PREFETCH_STAGE: usize = 4;
 
 impl Terminals {
     pub(super) fn new(
@@ -167,21 +172,26 @@ impl Terminals {
                                 net.chan_period[channel as usize] + ioq.input_latency
                             }),
                         period: net.chan_period[channel as usize],
-                        active: false,
                     }
                 })
                 .collect(),
             credits: vec![params.vc_depth; terminals * num_vcs].into(),
             active_nics: Vec::new(),
+            nic_active: vec![0; terminals.div_ceil(64)].into(),
             prefetch_sources,
         }
     }
 
     fn activate_nic(&mut self, t: usize) {
-        if !self.nics[t].active {
-            self.nics[t].active = true;
+        let bit = 1 << (t % 64);
+        if self.nic_active[t / 64] & bit == 0 {
+            self.nic_active[t / 64] |= bit;
             self.active_nics.push(t as u32);
         }
+    }
+
+    fn deactivate_nic(&mut self, t: usize) {
+        self.nic_active[t / 64] &= !(1 << (t % 64));
     }
 
     /// The first injection VC `start + k` (k in `0..span`, round-robin from `pointer`)
@@ -299,10 +309,11 @@ impl<R: RouterModel> Engine<'_, R> {
                     let src = (w + 1) * 64 + next.trailing_zeros() as usize;
                     next &= next - 1;
                     prefetch_all(&self.terminals.sources[src..=src]);
-                    // The NIC its packet queues at (sources are numbered terminal-major,
-                    // one per terminal and class).
-                    let id = self.terminals.source_ids[src] as usize;
-                    prefetch(&self.terminals.nics, id / classes);
+                    // The source queue its packet joins (sources are numbered
+                    // terminal-major, one per terminal and class) and that queue's NIC.
+                    let t = self.terminals.source_ids[src] as usize / classes;
+                    prefetch(&self.terminals.source_queues, t);
+                    prefetch(&self.terminals.nics, t);
                 }
             }
             // Sources processed now are rescheduled at later cycles, never into this bucket.
@@ -439,9 +450,49 @@ impl<R: RouterModel> Engine<'_, R> {
     pub(super) fn inject(&mut self) {
         let now = self.now;
         let mut list = std::mem::take(&mut self.terminals.active_nics);
-        list.retain(|&t| self.inject_from(t as usize, now));
+        if self.large_state {
+            self.inject_prefetched(&mut list, now);
+        } else {
+            list.retain(|&t| self.inject_from(t as usize, now));
+        }
         list.append(&mut self.terminals.active_nics);
         self.terminals.active_nics = list;
+    }
+
+    /// `inject`'s pass over the active NICs `list` (kept in order, those that stay active) on
+    /// a network whose state is far larger than the cache: each NIC's record, source queue
+    /// and packet are three dependent loads that miss there, so they are prefetched in
+    /// stages ahead of the NIC's turn, each stage reading what the one before prefetched.
+    fn inject_prefetched(&mut self, list: &mut Vec<u32>, now: u64) {
+        let mut kept = 0;
+        for i in 0..list.len() {
+            if let Some(&t) = list.get(i + 3 * NIC_PREFETCH_STAGE) {
+                prefetch(&self.terminals.nics, t as usize);
+                prefetch(&self.terminals.source_queues, t as usize);
+            }
+            if let Some(&t) = list.get(i + 2 * NIC_PREFETCH_STAGE) {
+                if let Some(front) = self.terminals.source_queues[t as usize].front() {
+                    prefetch(std::slice::from_ref(front), 0);
+                }
+            }
+            if let Some(&t) = list.get(i + NIC_PREFETCH_STAGE) {
+                let t = t as usize;
+                // The packet being sent, or else the one it will take from its queue.
+                let packet = match self.terminals.nics[t].packet {
+                    NONE => self.terminals.source_queues[t].front().copied(),
+                    sending => Some(sending),
+                };
+                if let Some(slot) = packet {
+                    prefetch(&self.packets.table, slot as usize);
+                }
+            }
+            let t = list[i];
+            if self.inject_from(t as usize, now) {
+                list[kept] = t;
+                kept += 1;
+            }
+        }
+        list.truncate(kept);
     }
 
     /// One NIC's turn; returns whether it stays active.
@@ -452,7 +503,7 @@ impl<R: RouterModel> Engine<'_, R> {
         }
         if nic.packet == NONE {
             let Some(&slot) = self.terminals.source_queues[t].front() else {
-                self.terminals.nics[t].active = false;
+                self.terminals.deactivate_nic(t);
                 return false;
             };
             // Read in place, not copied: the packet was written field by field when it was
@@ -528,8 +579,11 @@ impl<R: RouterModel> Engine<'_, R> {
         nic.free_at = now + u64::from(nic.period);
         let stays = if tail {
             (nic.packet, nic.next_flit, nic.vc) = (NONE, 0, 0);
-            nic.active = !self.terminals.source_queues[t].is_empty();
-            nic.active
+            let stays = !self.terminals.source_queues[t].is_empty();
+            if !stays {
+                self.terminals.deactivate_nic(t);
+            }
+            stays
         } else {
             nic.next_flit += 1;
             true
